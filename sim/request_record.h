@@ -1,0 +1,48 @@
+// RequestRecord: the outcome of one simulated request, as the metrics and the per-request
+// output (CSV/JSONL) see it. A plain value; the simulation fills it when the request leaves.
+//
+// Invariants for a kOk record: arrival_s <= first_scheduled_s <= first_token_s <= finish_s.
+// For rejected/timed-out records the times that never happened are NaN.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string_view>
+
+namespace servesim {
+
+enum class RequestStatus : uint8_t {
+  kOk,        // finished generating all its output tokens
+  kRejected,  // refused (too long for max_model_len, rate limited, queue full)
+  kTimedOut,  // its deadline passed before it finished
+};
+
+std::string_view to_string(RequestStatus status);
+
+struct RequestRecord {
+  static constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
+
+  uint64_t id = 0;
+  int replica = -1;                   // which replica served it; -1 if none
+  double arrival_s = 0.0;             // seconds, simulated
+  double first_scheduled_s = kNever;  // seconds; first time a step included it
+  double first_token_s = kNever;      // seconds; end of the step that produced token 1
+  double finish_s = kNever;           // seconds; end of the step with its last token
+  int prompt_tokens = 0;              // tokens
+  int output_tokens = 0;              // tokens actually generated
+  int cached_prompt_tokens = 0;       // tokens served from the prefix cache
+  int preemptions = 0;                // times it was preempted (recompute or swap)
+  RequestStatus status = RequestStatus::kOk;
+  int step_index = 0;  // stepped-concurrency step it arrived in; else 0
+
+  double queueing_s() const { return first_scheduled_s - arrival_s; }
+  double ttft_s() const { return first_token_s - arrival_s; }
+  // Mean time per output token after the first; NaN with fewer than two output tokens
+  // (vLLM's benchmark leaves such requests out of TPOT too).
+  double tpot_s() const {
+    return output_tokens > 1 ? (finish_s - first_token_s) / (output_tokens - 1) : kNever;
+  }
+  double e2e_s() const { return finish_s - arrival_s; }
+};
+
+}  // namespace servesim

@@ -1,0 +1,59 @@
+// RequestSource: where a simulation gets its requests. The simulator pulls: it asks for the
+// earliest pending arrival, pops requests when their time comes, and tells the source when
+// each request leaves, so closed-loop clients and multi-turn sessions can schedule their
+// next request after a think time.
+//
+// Driving pattern (the source never touches the event queue):
+//   if (auto t = src.next_arrival_s()) loop.schedule(*t, EventKind::kArrival);
+//   on kArrival at now: while (src.next_arrival_s() && *src.next_arrival_s() <= now)
+//                         admit(src.pop());
+//                       then schedule the next arrival as above;
+//   on a request leaving (any status): src.on_request_done(spec, now), then, if
+//                         next_arrival_s() is earlier than the arrival already scheduled,
+//                         schedule another kArrival (a stale one finds nothing due).
+// Ids: pop() numbers requests 0, 1, 2, ... in arrival order, whatever the workload.
+// Ownership: the source owns its pending requests; pop() hands a RequestSpec over by value.
+// Thread-safety: none.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace servesim {
+
+struct RequestSpec {
+  uint64_t id = 0;               // 0, 1, 2, ... in arrival order
+  double arrival_s = 0.0;        // seconds, simulated
+  int prompt_tokens = 0;         // tokens, everything the model must read (prefix included)
+  int output_tokens = 0;         // tokens to generate
+  uint64_t prefix_group = 0;     // requests of one group share their first shared_prefix_tokens
+  int shared_prefix_tokens = 0;  // tokens of the group's system prompt; 0 = no sharing
+  uint64_t session = 0;          // multi-turn session id (a one-request session otherwise)
+  int turn = 0;                  // turn within the session, 0 = first
+  int session_turns = 1;         // turns the session will have in all
+  int history_tokens = 0;        // tokens repeated from the previous turn (its prompt + its
+                                 // output): a prefix this request shares with that turn
+  uint32_t client = 0;           // closed-loop / stepped client index; 0 for open loop
+  int step_index = 0;            // stepped-concurrency step it arrived in; else 0
+  std::vector<uint64_t> block_hashes;  // Mooncake traces only: hash id per 512-token block
+};
+
+class RequestSource {
+ public:
+  virtual ~RequestSource() = default;
+
+  // Earliest pending arrival (seconds); nullopt when none is pending now — either the
+  // workload is finished or every client is waiting for an answer.
+  virtual std::optional<double> next_arrival_s() = 0;
+  // Removes and returns the earliest pending request. REQUIRES: next_arrival_s().
+  virtual RequestSpec pop() = 0;
+  // A request left the system at now_s (finished, rejected or timed out).
+  virtual void on_request_done(const RequestSpec& request, double now_s) = 0;
+  // True when nothing is pending and nothing ever will be.
+  virtual bool finished() = 0;
+  // Requests the workload will issue in all, if known (for progress); 0 when unknown.
+  virtual uint64_t expected_total() const = 0;
+};
+
+}  // namespace servesim
