@@ -1,0 +1,104 @@
+#include "engine/sched/kv_cache_manager.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace servesim {
+
+void KVSequenceState::reset(uint64_t salt) {
+  block_ids.clear();
+  block_hashes.clear();
+  root = root_block_hash(salt);
+  num_cached_blocks = 0;
+}
+
+KVCacheManager::KVCacheManager(int64_t num_gpu_blocks, int block_size, bool enable_prefix_caching)
+    : pool_(num_gpu_blocks, block_size, enable_prefix_caching), block_size_(block_size) {}
+
+void KVCacheManager::ensure_hashes(KVSequenceState& state, std::span<const int32_t> tokens,
+                                   int num_full_blocks) const {
+  for (int i = static_cast<int>(state.block_hashes.size()); i < num_full_blocks; ++i) {
+    const BlockHash& parent = i == 0 ? state.root : state.block_hashes[i - 1];
+    state.block_hashes.push_back(hash_block_tokens(
+        parent, tokens.data() + static_cast<size_t>(i) * block_size_, block_size_));
+  }
+}
+
+int KVCacheManager::get_computed_blocks(KVSequenceState& state, std::span<const int32_t> tokens,
+                                        std::vector<int32_t>& hit_blocks) {
+  hit_blocks.clear();
+  if (!pool_.caching_enabled() || tokens.empty()) return 0;
+  // The last token is always recomputed to produce logits (vLLM max_cache_hit_length).
+  const int max_blocks = static_cast<int>((tokens.size() - 1) / block_size_);
+  ensure_hashes(state, tokens, max_blocks);
+  for (int i = 0; i < max_blocks; ++i) {
+    const int32_t block =
+        pool_.lookup(state.block_hashes[i], tokens.data() + static_cast<size_t>(i) * block_size_);
+    if (block < 0) break;
+    hit_blocks.push_back(block);
+  }
+  return static_cast<int>(hit_blocks.size()) * block_size_;
+}
+
+bool KVCacheManager::allocate_slots(KVSequenceState& state, std::span<const int32_t> tokens,
+                                    int num_computed_tokens, int num_new_tokens,
+                                    std::span<const int32_t> hit_blocks) {
+  const int num_hit = static_cast<int>(hit_blocks.size());
+  const int64_t total =
+      int64_t{num_computed_tokens} + int64_t{num_hit} * block_size_ + num_new_tokens;
+  if (total > static_cast<int64_t>(tokens.size())) {
+    throw std::logic_error("KVCacheManager::allocate_slots: slots beyond the known tokens");
+  }
+  if (num_hit > 0 && !state.block_ids.empty()) {
+    throw std::logic_error("KVCacheManager::allocate_slots: prefix hit on a sequence with blocks");
+  }
+  const int have = static_cast<int>(state.block_ids.size());
+  const int to_allocate = std::max(0, blocks_for_tokens(total) - have - num_hit);
+  const int full_blocks = pool_.caching_enabled() ? static_cast<int>(total / block_size_) : 0;
+  if (to_allocate == 0 && num_hit == 0 && full_blocks <= state.num_cached_blocks) {
+    return true;  // the common decode step: the current block has room
+  }
+  if (to_allocate > 0) {
+    // Hit blocks that sit in the free queue stop being allocatable once touched.
+    int evictable_hits = 0;
+    for (int32_t b : hit_blocks) evictable_hits += pool_.ref_count(b) == 0 ? 1 : 0;
+    if (to_allocate > pool_.num_free_blocks() - evictable_hits) return false;
+  }
+  for (int32_t b : hit_blocks) {
+    pool_.touch(b);
+    state.block_ids.push_back(b);
+  }
+  if (num_hit > 0) state.num_cached_blocks = num_hit;
+  if (to_allocate > 0) pool_.allocate(to_allocate, state.block_ids);
+  if (full_blocks > state.num_cached_blocks) {
+    // Cache the blocks this step fills (vLLM caches them at allocation time).
+    ensure_hashes(state, tokens, full_blocks);
+    for (int i = state.num_cached_blocks; i < full_blocks; ++i) {
+      pool_.cache_block(state.block_ids[i], state.block_hashes[i],
+                        tokens.data() + static_cast<size_t>(i) * block_size_);
+    }
+    state.num_cached_blocks = full_blocks;
+  }
+  return true;
+}
+
+void KVCacheManager::free(KVSequenceState& state) {
+  // Tail first: the LRU queue then evicts a sequence's last blocks before its prefix.
+  for (auto it = state.block_ids.rbegin(); it != state.block_ids.rend(); ++it) {
+    pool_.release(*it);
+  }
+  state.block_ids.clear();
+  state.num_cached_blocks = 0;
+}
+
+void KVCacheManager::record_prefix_lookup(int num_tokens, int hit_tokens, bool after_preemption) {
+  if (after_preemption) {
+    stats_.preempted_queries_tokens += num_tokens;
+    stats_.preempted_hit_tokens += hit_tokens;
+  } else {
+    stats_.queries_tokens += num_tokens;
+    stats_.hit_tokens += hit_tokens;
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,445 @@
+#include "engine/sched/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace servesim {
+namespace {
+
+const SchedulerConfig& validated(const SchedulerConfig& config) {
+  config.validate();
+  return config;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(const SchedulerConfig& config)
+    : config_(validated(config)),
+      kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching),
+      id_to_slot_(static_cast<size_t>(config.max_num_seqs) * 4),
+      waiting_(config.queue_order),
+      static_pending_(static_cast<size_t>(config.effective_static_batch_size())) {
+  const size_t seqs = static_cast<size_t>(config_.max_num_seqs);
+  slab_.reserve(seqs * 2);
+  free_slots_.reserve(seqs * 2);
+  running_.reserve(seqs);
+  waiting_.reserve(seqs * 2);
+  output_.sequences.reserve(seqs);
+  output_.preempted_ids.reserve(seqs);
+  output_slots_.reserve(seqs);
+  output_generations_.reserve(seqs);
+  output_index_of_slot_.reserve(seqs * 2);
+  hit_blocks_.reserve(static_cast<size_t>(kv_.blocks_for_tokens(config_.max_model_len)));
+  finished_.reserve(seqs);
+}
+
+int32_t Scheduler::acquire_slot() {
+  if (!free_slots_.empty()) {
+    const int32_t s = free_slots_.back();
+    free_slots_.pop_back();
+    return s;
+  }
+  slab_.emplace_back();
+  output_index_of_slot_.push_back(-1);
+  return static_cast<int32_t>(slab_.size() - 1);
+}
+
+void Scheduler::release_slot(int32_t s) {
+  ++slab_[s].generation;
+  free_slots_.push_back(s);
+}
+
+void Scheduler::reject(Request& request, std::string reason) {
+  FinishedRequest f;
+  f.id = request.id;
+  f.status = RequestStatus::kRejected;
+  f.finish_reason = FinishReason::kRejected;
+  f.reason = std::move(reason);
+  f.num_prompt_tokens = static_cast<int>(request.prompt_token_ids.size());
+  finished_.push_back(std::move(f));
+  ++num_rejected_;
+}
+
+bool Scheduler::add_request(Request request) {
+  if (id_to_slot_.find(request.id) != FlatIdMap::kNotFound) {
+    throw std::invalid_argument("Scheduler::add_request: request id " + std::to_string(request.id) +
+                                " is already live");
+  }
+  const int64_t prompt = static_cast<int64_t>(request.prompt_token_ids.size());
+  const int64_t max_len = config_.max_model_len;
+  if (prompt == 0) {
+    reject(request, "prompt is empty");
+    return false;
+  }
+  if (request.max_output_tokens < 1) {
+    reject(request, "max_output_tokens must be at least 1 (got " +
+                        std::to_string(request.max_output_tokens) + ")");
+    return false;
+  }
+  if (prompt >= max_len) {
+    reject(request, "prompt of " + std::to_string(prompt) + " tokens does not fit max_model_len " +
+                        std::to_string(max_len) + " with room for an output token");
+    return false;
+  }
+  // The longest the sequence can become; the KV cache holds all but its last token.
+  const int64_t longest = std::min(prompt + request.max_output_tokens, max_len);
+  const int64_t blocks = kv_.blocks_for_tokens(longest - 1);
+  if (blocks > kv_.pool().num_usable_blocks()) {
+    reject(request, "needs up to " + std::to_string(blocks) + " KV blocks (" +
+                        std::to_string(prompt) + " prompt + " + std::to_string(longest - prompt) +
+                        " output tokens) but num_gpu_blocks " + "leaves only " +
+                        std::to_string(kv_.pool().num_usable_blocks()));
+    return false;
+  }
+
+  const int32_t s = acquire_slot();
+  Sequence& seq = slab_[s];
+  seq.request_id = request.id;
+  seq.tokens.reserve(static_cast<size_t>(longest));
+  seq.tokens.assign(request.prompt_token_ids.begin(), request.prompt_token_ids.end());
+  seq.stop_token_ids.assign(request.stop_token_ids.begin(), request.stop_token_ids.end());
+  seq.num_prompt_tokens = static_cast<int>(prompt);
+  seq.max_output_tokens = request.max_output_tokens;
+  seq.num_computed_tokens = 0;
+  seq.priority = request.priority;
+  seq.arrival_s = request.arrival_s;
+  seq.arrival_order = next_arrival_order_++;
+  seq.ignore_eos = request.ignore_eos;
+  seq.status = RequestStatus::kWaiting;
+  seq.num_preemptions = 0;
+  seq.admitted_once = false;
+  seq.num_cached_prompt_tokens = 0;
+  seq.in_static_batch = false;
+  seq.kv.reset(mix64(config_.hash_salt) ^ request.cache_salt);
+  seq.kv.block_ids.reserve(static_cast<size_t>(blocks));
+  id_to_slot_.insert(request.id, s);
+  waiting_.add(s, key_of(seq));
+  ++num_live_;
+  return true;
+}
+
+const SchedulerOutput& Scheduler::schedule() {
+  if (awaiting_update_) {
+    throw std::logic_error("Scheduler::schedule: update() was not called for the previous step");
+  }
+  output_.sequences.clear();
+  output_.preempted_ids.clear();
+  output_slots_.clear();
+  output_generations_.clear();
+  output_.total_num_tokens = 0;
+  output_.num_prefill_sequences = 0;
+  output_.num_decode_sequences = 0;
+  output_.step = ++num_steps_;
+
+  int budget = config_.max_num_batched_tokens;
+  bool preempted = false;
+  switch (config_.policy) {
+    case SchedulingPolicy::kContinuous:
+    case SchedulingPolicy::kStatic:
+      schedule_running(RunFilter::kAll, budget, preempted);
+      if (!preempted) schedule_waiting(budget);
+      break;
+    case SchedulingPolicy::kPrefillFirst:
+      if (has_prefill_work()) {
+        schedule_running(RunFilter::kPrefillOnly, budget, preempted);
+        if (!preempted) schedule_waiting(budget);
+      }
+      if (output_.sequences.empty()) schedule_running(RunFilter::kDecodeOnly, budget, preempted);
+      break;
+  }
+  awaiting_update_ = !output_.sequences.empty();
+  return output_;
+}
+
+bool Scheduler::has_prefill_work() const {
+  if (!waiting_.empty()) return true;
+  for (int32_t s : running_) {
+    if (is_prefill_phase(slab_[s])) return true;
+  }
+  return false;
+}
+
+void Scheduler::schedule_running(RunFilter filter, int& budget, bool& preempted) {
+  const int threshold = config_.long_prefill_token_threshold;
+  size_t i = 0;
+  while (i < running_.size() && budget > 0) {
+    const int32_t s = running_[i];
+    Sequence& seq = slab_[s];
+    if (filter != RunFilter::kAll && is_prefill_phase(seq) != (filter == RunFilter::kPrefillOnly)) {
+      ++i;
+      continue;
+    }
+    int n = seq.num_uncomputed_tokens();
+    if (threshold > 0 && n > threshold) n = threshold;
+    n = std::min(n, budget);
+    if (n <= 0) {
+      ++i;
+      continue;
+    }
+    bool scheduled = true;
+    while (!kv_.allocate_slots(seq.kv, seq.tokens, seq.num_computed_tokens, n)) {
+      // Out of blocks: preempt by recompute until this sequence fits or is itself preempted.
+      const size_t v = static_cast<size_t>(pick_victim());
+      const int32_t victim = running_[v];
+      preempt(v, budget);
+      preempted = true;
+      if (victim == s) {
+        scheduled = false;
+        break;
+      }
+      if (v < i) --i;
+    }
+    if (!scheduled) break;  // vLLM stops the running pass once the request preempted itself
+    emit(s, n, 0);
+    budget -= n;
+    ++i;
+  }
+}
+
+int32_t Scheduler::pick_victim() const {
+  if (config_.queue_order == QueueOrder::kFcfs) {
+    return static_cast<int32_t>(running_.size() - 1);  // the most recently admitted
+  }
+  size_t best = 0;  // the largest (priority, arrival): lowest priority, latest arrival
+  for (size_t j = 1; j < running_.size(); ++j) {
+    if (key_of(slab_[running_[best]]) < key_of(slab_[running_[j]])) best = j;
+  }
+  return static_cast<int32_t>(best);
+}
+
+void Scheduler::preempt(size_t running_index, int& budget) {
+  const int32_t s = running_[running_index];
+  Sequence& seq = slab_[s];
+  if (output_index_of_slot_[s] >= 0) unemit(s, budget);
+  kv_.free(seq.kv);
+  seq.status = RequestStatus::kPreempted;
+  seq.num_computed_tokens = 0;
+  ++seq.num_preemptions;
+  ++num_preemptions_total_;
+  running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(running_index));
+  output_.preempted_ids.push_back(seq.request_id);
+  if (seq.in_static_batch) {
+    static_pending_.push_front(s);
+  } else {
+    waiting_.prepend(s, key_of(seq));
+  }
+}
+
+void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit) {
+  const Sequence& seq = slab_[s];
+  ScheduledSequence e;
+  e.request_id = seq.request_id;
+  e.num_new_tokens = num_new_tokens;
+  e.num_computed_tokens = seq.num_computed_tokens;
+  e.num_prompt_tokens = seq.num_prompt_tokens;
+  e.is_prefill = is_prefill_phase(seq);
+  e.samples = seq.num_computed_tokens + num_new_tokens == seq.num_tokens();
+  e.num_cached_tokens_hit = num_hit;
+  e.block_table = std::span<const int32_t>(seq.kv.block_ids);
+  output_index_of_slot_[s] = static_cast<int32_t>(output_.sequences.size());
+  output_.sequences.push_back(e);
+  output_slots_.push_back(s);
+  output_generations_.push_back(seq.generation);
+  output_.total_num_tokens += num_new_tokens;
+  ++(e.is_prefill ? output_.num_prefill_sequences : output_.num_decode_sequences);
+}
+
+void Scheduler::unemit(int32_t s, int& budget) {
+  const size_t idx = static_cast<size_t>(output_index_of_slot_[s]);
+  const ScheduledSequence& e = output_.sequences[idx];
+  budget += e.num_new_tokens;
+  output_.total_num_tokens -= e.num_new_tokens;
+  --(e.is_prefill ? output_.num_prefill_sequences : output_.num_decode_sequences);
+  const auto at = static_cast<std::ptrdiff_t>(idx);
+  output_.sequences.erase(output_.sequences.begin() + at);
+  output_slots_.erase(output_slots_.begin() + at);
+  output_generations_.erase(output_generations_.begin() + at);
+  for (size_t j = idx; j < output_slots_.size(); ++j) {
+    output_index_of_slot_[output_slots_[j]] = static_cast<int32_t>(j);
+  }
+  output_index_of_slot_[s] = -1;
+}
+
+bool Scheduler::form_static_batch() {
+  const size_t batch = static_cast<size_t>(config_.effective_static_batch_size());
+  if (waiting_.empty()) return false;
+  if (waiting_.size() < batch && !static_release_ && !static_no_more_arrivals_) return false;
+  static_release_ = false;
+  const size_t n = std::min(batch, waiting_.size());
+  for (size_t j = 0; j < n; ++j) {
+    const int32_t s = waiting_.pop_front();
+    slab_[s].in_static_batch = true;
+    static_pending_.push_back(s);
+  }
+  static_members_ = static_cast<int>(n);
+  return true;
+}
+
+void Scheduler::schedule_waiting(int& budget) {
+  const bool is_static = config_.policy == SchedulingPolicy::kStatic;
+  if (is_static && static_members_ == 0) form_static_batch();
+  const int threshold = config_.long_prefill_token_threshold;
+  const size_t max_running = static_cast<size_t>(config_.max_num_seqs);
+  while (budget > 0 && running_.size() < max_running) {
+    if (is_static ? static_pending_.empty() : waiting_.empty()) break;
+    const int32_t s = is_static ? static_pending_.front() : waiting_.front();
+    Sequence& seq = slab_[s];
+    const int hit = kv_.get_computed_blocks(seq.kv, seq.tokens, hit_blocks_);
+    int n = seq.num_tokens() - hit;
+    if (threshold > 0 && n > threshold) n = threshold;
+    if (!config_.enable_chunked_prefill && n > budget) break;
+    n = std::min(n, budget);
+    // No preemption to admit: a request that does not fit blocks the queue (vLLM).
+    if (!kv_.allocate_slots(seq.kv, seq.tokens, 0, n, hit_blocks_)) break;
+    if (is_static) {
+      static_pending_.pop_front();
+    } else {
+      waiting_.pop_front();
+    }
+    if (kv_.prefix_caching_enabled()) {
+      kv_.record_prefix_lookup(seq.num_tokens(), hit, seq.admitted_once);
+    }
+    if (!seq.admitted_once) {
+      seq.admitted_once = true;
+      seq.num_cached_prompt_tokens = hit;
+    }
+    seq.num_computed_tokens = hit;
+    seq.status = RequestStatus::kRunning;
+    running_.push_back(s);
+    emit(s, n, hit);
+    budget -= n;
+  }
+}
+
+void Scheduler::update(const SchedulerOutput& output, const StepResult& result) {
+  if (&output != &output_) {
+    throw std::invalid_argument("Scheduler::update: not the output of this scheduler");
+  }
+  if (!awaiting_update_ && !output_.sequences.empty()) {
+    throw std::logic_error("Scheduler::update: called twice for one schedule()");
+  }
+  size_t num_samples = 0;
+  for (const ScheduledSequence& e : output_.sequences) num_samples += e.samples ? 1 : 0;
+  if (result.sampled_token_ids.size() != num_samples) {
+    throw std::invalid_argument(
+        "Scheduler::update: " + std::to_string(result.sampled_token_ids.size()) +
+        " sampled tokens for " + std::to_string(num_samples) + " sampling sequences");
+  }
+  finished_.erase(finished_.begin(),
+                  finished_.begin() + static_cast<std::ptrdiff_t>(finished_reported_));
+
+  bool any_finished = false;
+  size_t k = 0;
+  const int max_len = config_.max_model_len;
+  for (size_t i = 0; i < output_.sequences.size(); ++i) {
+    const ScheduledSequence& e = output_.sequences[i];
+    const int32_t s = output_slots_[i];
+    const int32_t token = e.samples ? result.sampled_token_ids[k++] : 0;
+    output_index_of_slot_[s] = -1;
+    Sequence& seq = slab_[s];
+    if (seq.generation != output_generations_[i]) continue;  // aborted meanwhile
+    seq.num_computed_tokens += e.num_new_tokens;
+    if (!e.samples) continue;
+    seq.tokens.push_back(token);
+    // vLLM check_stop order: length limits first, then stop tokens.
+    FinishReason reason = FinishReason::kNone;
+    if (seq.num_tokens() >= max_len || seq.num_output_tokens() >= seq.max_output_tokens) {
+      reason = FinishReason::kLength;
+    } else if (!seq.ignore_eos) {
+      for (int32_t stop : seq.stop_token_ids) {
+        if (stop == token) {
+          reason = FinishReason::kStop;
+          break;
+        }
+      }
+    }
+    if (reason != FinishReason::kNone) {
+      finish(s, reason);
+      any_finished = true;
+    }
+  }
+  if (any_finished) {
+    std::erase_if(running_,
+                  [this](int32_t s) { return slab_[s].status != RequestStatus::kRunning; });
+  }
+  awaiting_update_ = false;
+  finished_reported_ = finished_.size();
+}
+
+void Scheduler::finish(int32_t s, FinishReason reason) {
+  Sequence& seq = slab_[s];
+  kv_.free(seq.kv);
+  FinishedRequest& f = finished_.emplace_back();
+  f.id = seq.request_id;
+  f.status = RequestStatus::kFinished;
+  f.finish_reason = reason;
+  f.reason.assign(finish_reason_name(reason));
+  f.num_prompt_tokens = seq.num_prompt_tokens;
+  f.num_output_tokens = seq.num_output_tokens();
+  f.num_preemptions = seq.num_preemptions;
+  f.num_cached_prompt_tokens = seq.num_cached_prompt_tokens;
+  if (seq.in_static_batch) {
+    seq.in_static_batch = false;
+    --static_members_;
+  }
+  if (reason == FinishReason::kAbort) {
+    ++num_aborted_;
+  } else {
+    ++num_finished_;
+  }
+  seq.status = RequestStatus::kFinished;
+  id_to_slot_.erase(seq.request_id);
+  release_slot(s);
+  --num_live_;
+}
+
+bool Scheduler::abort(uint64_t request_id) {
+  const int32_t s = id_to_slot_.find(request_id);
+  if (s == FlatIdMap::kNotFound) return false;
+  Sequence& seq = slab_[s];
+  if (seq.status == RequestStatus::kRunning) {
+    running_.erase(std::find(running_.begin(), running_.end(), s));
+  } else if (!waiting_.erase(s)) {
+    static_pending_.erase(s);
+  }
+  finish(s, FinishReason::kAbort);
+  return true;
+}
+
+void Scheduler::release_static_batch(bool no_more_arrivals) {
+  if (config_.policy != SchedulingPolicy::kStatic) return;
+  if (no_more_arrivals) static_no_more_arrivals_ = true;
+  if (static_members_ == 0 && !waiting_.empty()) static_release_ = true;
+}
+
+bool Scheduler::static_batch_gathering() const {
+  return config_.policy == SchedulingPolicy::kStatic && static_members_ == 0 && !waiting_.empty();
+}
+
+SchedulerStats Scheduler::stats() const {
+  SchedulerStats st;
+  st.num_running = static_cast<int>(running_.size());
+  st.num_waiting = static_cast<int>(waiting_.size() + static_pending_.size());
+  const BlockPool& pool = kv_.pool();
+  st.kv_blocks_used = pool.num_used_blocks();
+  st.kv_blocks_total = pool.num_usable_blocks();
+  st.kv_blocks_cached_free = pool.num_cached_free_blocks();
+  st.kv_usage = pool.usage();
+  st.prefix_cache_queries_tokens = kv_.prefix_stats().queries_tokens;
+  st.prefix_cache_hit_tokens = kv_.prefix_stats().hit_tokens;
+  st.num_preemptions_total = num_preemptions_total_;
+  st.num_steps = num_steps_;
+  st.num_finished = num_finished_;
+  st.num_aborted = num_aborted_;
+  st.num_rejected = num_rejected_;
+  st.num_evicted_blocks = static_cast<int64_t>(pool.num_evictions());
+  return st;
+}
+
+const Sequence* Scheduler::find(uint64_t request_id) const {
+  const int32_t s = id_to_slot_.find(request_id);
+  return s == FlatIdMap::kNotFound ? nullptr : &slab_[s];
+}
+
+}  // namespace servesim

@@ -1,0 +1,188 @@
+// Scheduler: decides, step by step, which sequences run and how many tokens each computes,
+// and keeps their KV blocks (vLLM vllm/v1/core/sched/scheduler.py). Both the engine and the
+// simulator drive it the same way:
+//
+//   scheduler.add_request(std::move(req));          // any time; may reject at once
+//   const SchedulerOutput& out = scheduler.schedule();
+//   ... run the step (model or cost model) ...
+//   scheduler.update(out, result);                  // sampled tokens -> stops, frees
+//   for (const FinishedRequest& f : scheduler.finished()) ...
+//
+// The scheduler never reads a clock. Policies (SchedulerConfig::policy, queue_order) are
+// described in docs/scheduler.md. schedule() + update() cost O(scheduled sequences) and do not
+// allocate once the slab, queues and output have reached their peak sizes.
+//
+// Contract:
+//  - update() must be given the output of the latest schedule() and be called once per
+//    schedule(); schedule() may not be called twice without an update() in between.
+//  - The SchedulerOutput reference and the block_table spans in it stay valid until the next
+//    schedule() call.
+// Not thread-safe: one thread drives one Scheduler.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "engine/sched/kv_cache_manager.h"
+#include "engine/sched/request.h"
+#include "engine/sched/scheduler_config.h"
+#include "engine/sched/sequence.h"
+#include "engine/sched/waiting_queue.h"
+
+namespace servesim {
+
+struct ScheduledSequence {
+  uint64_t request_id = 0;
+  int num_new_tokens = 0;       // tokens computed this step
+  int num_computed_tokens = 0;  // context already in the KV cache before this step
+  int num_prompt_tokens = 0;
+  // Computes already-known tokens: the prompt, or after a preemption the prompt and earlier
+  // outputs (recompute). False for a plain one-token decode.
+  bool is_prefill = false;
+  // Produces a token this step: the step reaches the last known token.
+  bool samples = false;
+  int num_cached_tokens_hit = 0;  // prefix-cache hit applied at admission this step, else 0
+  // The sequence's block table (logical block -> physical block), covering at least
+  // num_computed_tokens + num_new_tokens tokens. Valid until the next schedule().
+  std::span<const int32_t> block_table;
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledSequence> sequences;  // running first, then newly admitted
+  std::vector<uint64_t> preempted_ids;       // preempted this step (back in the queue)
+  int total_num_tokens = 0;                  // sum of num_new_tokens
+  int num_prefill_sequences = 0;             // entries with is_prefill
+  int num_decode_sequences = 0;              // entries without is_prefill
+  uint64_t step = 0;                         // 1 for the first schedule()
+  bool empty() const { return sequences.empty(); }
+};
+
+struct StepResult {
+  // One per entry of SchedulerOutput::sequences with samples == true, in that order.
+  std::vector<int32_t> sampled_token_ids;
+};
+
+struct SchedulerStats {
+  int num_running = 0;
+  int num_waiting = 0;          // queued, including preempted requests and a static batch's rest
+  int64_t kv_blocks_used = 0;   // blocks referenced by sequences
+  int64_t kv_blocks_total = 0;  // usable blocks (num_gpu_blocks - 1: block 0 is reserved)
+  int64_t kv_blocks_cached_free = 0;  // free blocks still holding a prefix-cache entry
+  double kv_usage = 0;                // kv_blocks_used / kv_blocks_total (vLLM kv_cache_usage)
+  int64_t prefix_cache_queries_tokens = 0;  // prompt tokens looked up at first admissions
+  int64_t prefix_cache_hit_tokens = 0;      // of those, served from the cache
+  int64_t num_preemptions_total = 0;
+  int64_t num_steps = 0;     // schedule() calls
+  int64_t num_finished = 0;  // finished with kStop or kLength
+  int64_t num_aborted = 0;
+  int64_t num_rejected = 0;
+  int64_t num_evicted_blocks = 0;  // cached blocks reused for other content
+  double prefix_cache_hit_rate() const {
+    return prefix_cache_queries_tokens > 0
+               ? static_cast<double>(prefix_cache_hit_tokens) / prefix_cache_queries_tokens
+               : 0.0;
+  }
+};
+
+class Scheduler {
+ public:
+  // Throws ConfigError (config.validate()).
+  explicit Scheduler(const SchedulerConfig& config);
+
+  const SchedulerConfig& config() const { return config_; }
+
+  // Queues a request. Returns false if it was rejected at once (it then appears in
+  // finished() with status kRejected and a reason): empty prompt, max_output_tokens < 1,
+  // prompt not shorter than max_model_len, or a sequence that could never fit the KV cache
+  // even alone. Throws std::invalid_argument if the id is already live.
+  bool add_request(Request request);
+
+  const SchedulerOutput& schedule();
+  void update(const SchedulerOutput& output, const StepResult& result);
+
+  // Finishes a live request with reason kAbort and frees its blocks. Returns false when the
+  // id is unknown (already finished). Between schedule() and update() the aborted sequence's
+  // entry is skipped by update() (its sampled token, if any, is still consumed).
+  bool abort(uint64_t request_id);
+
+  // Static policy: the caller's gather timeout expired, start a batch with what is waiting
+  // (even if fewer than static_batch_size). With no_more_arrivals, every later batch also
+  // starts without waiting to fill up (the caller knows nothing else will arrive). No effect
+  // under the other policies.
+  void release_static_batch(bool no_more_arrivals = false);
+  // Static policy: true while requests wait for a batch to start (no batch running); the
+  // caller's gather timer runs during this time.
+  bool static_batch_gathering() const;
+
+  bool has_unfinished() const { return num_live_ > 0; }
+  SchedulerStats stats() const;
+
+  // Requests that left since the previous update() returned: those finished by that update,
+  // plus any rejected or aborted since. Cleared at the start of the next update().
+  const std::vector<FinishedRequest>& finished() const { return finished_; }
+
+  // Inspection (tests, traces). nullptr when the id is not live.
+  const Sequence* find(uint64_t request_id) const;
+  const KVCacheManager& kv_cache() const { return kv_; }
+  std::span<const int32_t> running_slots() const { return running_; }
+  const Sequence& slot(int32_t s) const { return slab_[s]; }
+
+ private:
+  enum class RunFilter { kAll, kPrefillOnly, kDecodeOnly };
+
+  int32_t acquire_slot();
+  void release_slot(int32_t s);
+  WaitingKey key_of(const Sequence& seq) const {
+    return WaitingKey{seq.priority, seq.arrival_s, seq.arrival_order};
+  }
+  bool is_prefill_phase(const Sequence& seq) const {
+    return seq.num_computed_tokens < seq.num_prompt_tokens ||
+           seq.num_computed_tokens + 1 < seq.num_tokens();
+  }
+  void reject(Request& request, std::string reason);
+  void schedule_running(RunFilter filter, int& budget, bool& preempted);
+  void schedule_waiting(int& budget);
+  bool form_static_batch();
+  int32_t pick_victim() const;  // index into running_
+  void preempt(size_t running_index, int& budget);
+  void emit(int32_t s, int num_new_tokens, int num_hit);
+  void unemit(int32_t s, int& budget);
+  void finish(int32_t s, FinishReason reason);
+  bool has_prefill_work() const;
+
+  SchedulerConfig config_;
+  KVCacheManager kv_;
+  std::vector<Sequence> slab_;
+  std::vector<int32_t> free_slots_;
+  FlatIdMap id_to_slot_;
+  std::vector<int32_t> running_;  // slots in admission order
+  WaitingQueue waiting_;
+  int64_t num_live_ = 0;
+  uint64_t next_arrival_order_ = 0;
+
+  // Static policy.
+  SlotDeque static_pending_;  // members of the current batch not (re)admitted yet
+  int static_members_ = 0;    // members of the current batch not finished yet
+  bool static_release_ = false;
+  bool static_no_more_arrivals_ = false;
+
+  // Per step.
+  SchedulerOutput output_;
+  std::vector<int32_t> output_slots_;          // slot of each output entry
+  std::vector<uint32_t> output_generations_;   // generation of that slot at schedule()
+  std::vector<int32_t> output_index_of_slot_;  // -1 when not scheduled this step
+  std::vector<int32_t> hit_blocks_;
+  bool awaiting_update_ = false;
+
+  std::vector<FinishedRequest> finished_;
+  size_t finished_reported_ = 0;  // entries present when the last update() returned
+
+  int64_t num_steps_ = 0;
+  int64_t num_preemptions_total_ = 0;
+  int64_t num_finished_ = 0;
+  int64_t num_aborted_ = 0;
+  int64_t num_rejected_ = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,41 @@
+// Sequence: the scheduler's live state of one request (vLLM's v1 Request object): its tokens
+// (prompt then outputs), how many of them are in the KV cache, its blocks and its status.
+//
+// Sequences live in the Scheduler's slab, indexed by slot; a slot is reused after the request
+// leaves and keeps the capacity of its vectors, so steady-state operation does not allocate.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/sched/kv_cache_manager.h"
+#include "engine/sched/request.h"
+
+namespace servesim {
+
+struct Sequence {
+  uint64_t request_id = 0;
+  std::vector<int32_t> tokens;  // prompt, then sampled outputs
+  std::vector<int32_t> stop_token_ids;
+  int num_prompt_tokens = 0;
+  int max_output_tokens = 0;
+  int num_computed_tokens = 0;  // tokens whose KV is in the cache (or computed this step)
+  int priority = 0;
+  double arrival_s = 0;
+  uint64_t arrival_order = 0;  // add_request() counter: the final tie-breaker
+  bool ignore_eos = false;
+  RequestStatus status = RequestStatus::kWaiting;
+  int num_preemptions = 0;
+  bool admitted_once = false;
+  int num_cached_prompt_tokens = 0;  // prefix hit at the first admission
+  bool in_static_batch = false;      // static policy: member of the batch being run
+  uint32_t generation = 0;           // bumped each time the slot is released
+  KVSequenceState kv;
+
+  int num_tokens() const { return static_cast<int>(tokens.size()); }
+  int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
+  // Tokens to compute before the sequence can sample again.
+  int num_uncomputed_tokens() const { return num_tokens() - num_computed_tokens; }
+};
+
+}  // namespace servesim
