@@ -414,7 +414,8 @@ void Scheduler::release_static_batch(bool no_more_arrivals) {
 }
 
 bool Scheduler::static_batch_gathering() const {
-  return config_.policy == SchedulingPolicy::kStatic && static_members_ == 0 && !waiting_.empty();
+  return config_.policy == SchedulingPolicy::kStatic && static_members_ == 0 && !static_release_ &&
+         !static_no_more_arrivals_ && !waiting_.empty();
 }
 
 SchedulerStats Scheduler::stats() const {
