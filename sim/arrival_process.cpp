@@ -6,6 +6,7 @@
 #include "models/config_error.h"
 #include "models/json_object_reader.h"
 #include "models/name_match.h"
+#include "sim/csv_line.h"
 
 namespace servesim {
 
@@ -13,7 +14,7 @@ namespace {
 
 void require_positive(double value, const std::string& field) {
   if (!(value > 0.0) || !std::isfinite(value)) {
-    throw ConfigError(field + ": must be a positive number, got " + std::to_string(value));
+    throw ConfigError(field + ": must be a positive number, got " + format_number(value));
   }
 }
 
@@ -49,7 +50,7 @@ ArrivalProcess ArrivalProcess::on_off(double rate_qps, double on_s, double off_s
   require_positive(rate_qps, "arrival.rate_qps");
   require_positive(on_s, "arrival.on_s");
   if (!(off_s >= 0.0) || !std::isfinite(off_s)) {
-    throw ConfigError("arrival.off_s: must be >= 0, got " + std::to_string(off_s));
+    throw ConfigError("arrival.off_s: must be >= 0, got " + format_number(off_s));
   }
   ArrivalProcess p;
   p.kind_ = Kind::kOnOff;

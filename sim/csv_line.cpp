@@ -78,6 +78,12 @@ bool parse_int64(std::string_view field, int64_t& value) {
   return ec == std::errc() && end == field.data() + field.size();
 }
 
+std::string format_number(double value) {
+  char buffer[32];
+  const auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("?");
+}
+
 std::string resolve_path(const std::string& path, const std::string& base_dir) {
   const std::filesystem::path p(path);
   if (p.is_absolute() || base_dir.empty()) return path;

@@ -23,6 +23,9 @@ bool parse_int64(std::string_view field, int64_t& value);
 
 std::string_view trim(std::string_view text);
 
+// Shortest decimal text that reads back as `value` ("2", "0.25", "-1e-07").
+std::string format_number(double value);
+
 // Resolves `path` against `base_dir` unless it is absolute or base_dir is empty.
 std::string resolve_path(const std::string& path, const std::string& base_dir);
 

@@ -17,13 +17,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-std::string number_text(double v) {
-  std::string s = std::to_string(v);
-  s.erase(s.find_last_not_of('0') + 1);
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
-}
-
 bool is_whole(double v) {
   return std::isfinite(v) && v == std::floor(v);
 }
@@ -76,15 +69,15 @@ Distribution Distribution::fixed(double value) {
 Distribution Distribution::from_json(const nlohmann::json& j, const std::string& path,
                                      const std::string& base_dir, double lower_bound,
                                      bool integer) {
-  const std::string lower_text = number_text(lower_bound);
+  const std::string lower_text = format_number(lower_bound);
   auto check_value = [&](double v, const std::string& field) {
     if (!std::isfinite(v) || v < lower_bound) {
       throw ConfigError(path + "." + field + ": must be >= " + lower_text + ", got " +
-                        number_text(v));
+                        format_number(v));
     }
     if (integer && !is_whole(v)) {
       throw ConfigError(path + "." + field + ": must be a whole number of tokens, got " +
-                        number_text(v));
+                        format_number(v));
     }
   };
   if (j.is_number()) {
@@ -107,14 +100,14 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
     d.max_ = r.optional<double>("max", kInf);
     check_value(d.min_, "min");
     if (!(d.max_ >= d.min_)) {
-      throw ConfigError(path + ".max: must be >= min (" + number_text(d.min_) + "), got " +
-                        number_text(d.max_));
+      throw ConfigError(path + ".max: must be >= min (" + format_number(d.min_) + "), got " +
+                        format_number(d.max_));
     }
   };
   auto positive = [&](const char* key) {
     const double v = r.required<double>(key);
     if (!(v > 0.0) || !std::isfinite(v)) {
-      throw ConfigError(path + "." + key + ": must be > 0, got " + number_text(v));
+      throw ConfigError(path + "." + key + ": must be > 0, got " + format_number(v));
     }
     return v;
   };
@@ -129,8 +122,8 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
     check_value(d.a_, "min");
     check_value(d.b_, "max");
     if (d.b_ < d.a_) {
-      throw ConfigError(path + ".max: must be >= min (" + number_text(d.a_) + "), got " +
-                        number_text(d.b_));
+      throw ConfigError(path + ".max: must be >= min (" + format_number(d.a_) + "), got " +
+                        format_number(d.b_));
     }
     d.min_ = d.a_;
     d.max_ = d.b_;
@@ -138,7 +131,7 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
     d.kind_ = Kind::kNormal;
     d.a_ = r.required<double>("mean");
     d.b_ = r.required<double>("std");
-    if (!(d.b_ >= 0.0)) throw ConfigError(path + ".std: must be >= 0, got " + number_text(d.b_));
+    if (!(d.b_ >= 0.0)) throw ConfigError(path + ".std: must be >= 0, got " + format_number(d.b_));
     read_bounds();
   } else if (type == "lognormal") {
     d.kind_ = Kind::kLognormal;
@@ -153,7 +146,7 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
     if (by_moments) {
       const double mean = positive("mean");
       const double std = r.required<double>("std");
-      if (!(std >= 0.0)) throw ConfigError(path + ".std: must be >= 0, got " + number_text(std));
+      if (!(std >= 0.0)) throw ConfigError(path + ".std: must be >= 0, got " + format_number(std));
       // Moments of exp(N(mu, sigma^2)): mean = e^(mu + sigma^2/2), var = mean^2 (e^sigma^2 - 1).
       const double sigma2 = std::log1p((std / mean) * (std / mean));
       d.a_ = std::log(mean) - sigma2 / 2.0;
@@ -162,7 +155,7 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
       d.a_ = r.required<double>("mu");
       d.b_ = r.required<double>("sigma");
       if (!(d.b_ >= 0.0)) {
-        throw ConfigError(path + ".sigma: must be >= 0, got " + number_text(d.b_));
+        throw ConfigError(path + ".sigma: must be >= 0, got " + format_number(d.b_));
       }
     }
     read_bounds();
@@ -193,7 +186,8 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
     }
     for (double v : values) {
       if (!(v >= lower_bound) || !std::isfinite(v)) {
-        throw ConfigError(path + ": empirical value " + number_text(v) + " is below " + lower_text);
+        throw ConfigError(path + ": empirical value " + format_number(v) + " is below " +
+                          lower_text);
       }
     }
     d.min_ = *std::min_element(values.begin(), values.end());

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/config_error.h"
+#include "sim/csv_line.h"
 #include "sim/percentile.h"
 
 namespace servesim {
@@ -29,7 +30,7 @@ LatencyStats stats_of(const std::vector<float>& samples, double sum) {
 void require_non_negative(double value, const char* field) {
   if (!(value >= 0.0)) {
     throw ConfigError(std::string("metrics.") + field + ": must be >= 0, got " +
-                      std::to_string(value));
+                      format_number(value));
   }
 }
 

@@ -60,12 +60,14 @@ double QuantileSketch::max() const {
 }
 
 double QuantileSketch::value_at_rank(uint64_t rank) const {
+  if (rank == 0) return min_;
+  if (rank + 1 >= count_) return max_;
   const int lowest = static_cast<int>(std::ceil(std::log(kMinValue) / log_gamma_));
   uint64_t seen = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];
     if (seen > rank) {
-      double estimate = kMinValue;
+      double estimate = 0.0;  // bucket 0: [0, kMinValue], absolute error <= kMinValue
       if (i > 0) {
         const int k = static_cast<int>(i) - 1 + lowest;
         estimate = 2.0 * std::pow(kGamma, k) / (kGamma + 1.0);

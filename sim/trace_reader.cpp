@@ -131,7 +131,7 @@ TraceReader::TraceReader(const std::string& path, const TraceOptions& options)
     : path_(path), options_(options), in_(path) {
   if (!in_) throw ConfigError(path + ": cannot open trace file");
   if (!(options.time_scale > 0.0) || !std::isfinite(options.time_scale)) {
-    throw ConfigError("trace.time_scale: must be > 0, got " + std::to_string(options.time_scale));
+    throw ConfigError("trace.time_scale: must be > 0, got " + format_number(options.time_scale));
   }
   std::string header;
   do {

@@ -23,7 +23,7 @@ std::string field(const std::string& name, const std::string& path) {
 
 double positive_number(JsonObjectReader& r, const std::string& key) {
   const double v = r.required<double>(key);
-  if (!(v > 0.0) || !std::isfinite(v)) r.fail(key, "must be > 0, got " + std::to_string(v));
+  if (!(v > 0.0) || !std::isfinite(v)) r.fail(key, "must be > 0, got " + format_number(v));
   return v;
 }
 
@@ -78,7 +78,7 @@ TraceSpec parse_trace(const nlohmann::json& j, const std::string& name,
   t.options.time_scale = r.optional<double>("time_scale", 1.0);
   if (!(t.options.time_scale > 0.0) || !std::isfinite(t.options.time_scale)) {
     r.fail("time_scale",
-           "must be > 0 (0.5 replays twice as fast), got " + std::to_string(t.options.time_scale));
+           "must be > 0 (0.5 replays twice as fast), got " + format_number(t.options.time_scale));
   }
   t.options.skip_zero_output = r.optional<bool>("skip_zero_output", false);
   r.finish();
