@@ -1,19 +1,100 @@
 // servesim: the command-line front end. One subcommand per job; every user error is printed
-// as a single "error: ..." line with a non-zero exit.
+// as a single "error: ..." line with exit status 2.
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
+#include "cli/deployment_options.h"
+#include "models/catalog.h"
 #include "models/config_error.h"
+#include "models/memory_plan.h"
+
+namespace servesim {
+namespace {
+
+void print_models(const Catalog& catalog, bool json) {
+  nlohmann::json out = nlohmann::json::array();
+  if (!json) {
+    std::printf("%-18s %-13s %9s %9s %7s %5s %5s %9s %12s\n", "model", "family", "params_B",
+                "active_B", "layers", "heads", "kv", "max_len", "kv_B/token");
+  }
+  for (const ModelSpec& m : catalog.models()) {
+    const double kv = m.kv_bytes_per_token(DType::kBf16, 1);
+    if (json) {
+      nlohmann::json j = m.to_json();
+      j["params_total"] = m.total_params();
+      j["params_active"] = m.active_params();
+      j["kv_bytes_per_token_bf16"] = kv;
+      out.push_back(j);
+    } else {
+      std::printf("%-18s %-13s %9.2f %9.2f %7d %5d %5d %9d %12.0f\n", m.name.c_str(),
+                  m.family.c_str(), static_cast<double>(m.total_params()) / 1e9,
+                  static_cast<double>(m.active_params()) / 1e9, m.num_layers, m.num_heads,
+                  m.num_kv_heads, m.max_position_embeddings, kv);
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+}
+
+void print_gpus(const Catalog& catalog, bool json) {
+  nlohmann::json out = nlohmann::json::array();
+  if (!json) {
+    std::printf("%-16s %8s %9s %8s %9s %8s %8s %7s\n", "gpu", "mem_GB", "total_GiB", "HBM_TB/s",
+                "bf16_TF", "fp8_TF", "NVL_GB/s", "$/hour");
+  }
+  for (const HardwareSpec& h : catalog.gpus()) {
+    if (json) {
+      out.push_back(h.to_json());
+    } else {
+      std::printf("%-16s %8.0f %9.2f %8.2f %9.1f %8.1f %8.0f %7.2f\n", h.name.c_str(), h.memory_gb,
+                  h.memory_total_gib(), h.memory_bandwidth_Bps / 1e12, h.peak_bf16_flops / 1e12,
+                  h.peak_fp8_flops / 1e12, h.nvlink_Bps / 1e9, h.price_per_hour_usd);
+    }
+  }
+  if (json) std::cout << out.dump(2) << "\n";
+}
+
+}  // namespace
+}  // namespace servesim
 
 int main(int argc, char** argv) {
+  using namespace servesim;
   CLI::App app{"servesim: capacity planner and performance simulator for LLM serving"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "servesim 0.1.0");
+
+  bool json = false;
+  DeploymentOptions deployment;
+  CLI::App* memory = app.add_subcommand(
+      "memory", "Per-GPU memory budget and KV-cache capacity, as vLLM computes them at start-up");
+  deployment.add_to(*memory);
+  memory->add_flag("--json", json, "Print JSON instead of a table");
+
+  CLI::App* models = app.add_subcommand("models", "List the bundled models");
+  models->add_flag("--json", json, "Print JSON");
+  CLI::App* gpus = app.add_subcommand("gpus", "List the bundled GPUs");
+  gpus->add_flag("--json", json, "Print JSON");
+
   try {
     app.parse(argc, argv);
+    Catalog catalog;
+    if (*memory) {
+      const DeploymentOptions::Resolved d = deployment.resolve(catalog);
+      const MemoryPlan plan = MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine);
+      if (json) {
+        std::cout << plan.to_json().dump(2) << "\n";
+      } else {
+        std::cout << plan.to_table();
+      }
+    } else if (*models) {
+      print_models(catalog, json);
+    } else if (*gpus) {
+      print_gpus(catalog, json);
+    }
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
-  } catch (const servesim::ConfigError& e) {
+  } catch (const ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
   }

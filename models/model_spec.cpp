@@ -221,6 +221,10 @@ void ModelSpec::validate() const {
     positive(mla->qk_rope_head_dim, "mla.qk_rope_head_dim");
     positive(mla->v_head_dim, "mla.v_head_dim");
     if (mla->q_lora_rank < 0) throw ConfigError(at + ": mla.q_lora_rank must be >= 0");
+    if (head_dim != mla->qk_nope_head_dim + mla->qk_rope_head_dim) {
+      throw ConfigError(at + ": head_dim must equal mla.qk_nope_head_dim + mla.qk_rope_head_dim (" +
+                        std::to_string(mla->qk_nope_head_dim + mla->qk_rope_head_dim) + ")");
+    }
   }
 }
 

@@ -1,0 +1,49 @@
+// DeploymentOptions: the command-line flags that describe one deployment (model, GPU,
+// parallelism, vLLM engine flags), shared by every subcommand that needs them. Flag names
+// and defaults follow `vllm serve`.
+//
+// add_to() registers the flags on a CLI11 subcommand; resolve() turns the parsed strings into
+// checked specs, throwing ConfigError naming the flag. Not thread-safe (CLI parsing).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "models/catalog.h"
+#include "models/engine_config.h"
+#include "models/parallel_config.h"
+
+namespace servesim {
+
+struct DeploymentOptions {
+  std::string model;
+  std::string gpu;
+  int tp = 1;
+  int pp = 1;
+  double gpu_memory_utilization = 0.9;
+  int max_model_len = 0;
+  int max_num_seqs = 0;
+  int max_num_batched_tokens = 0;
+  int block_size = 16;
+  std::string dtype = "auto";
+  std::string kv_cache_dtype = "auto";
+  bool enable_prefix_caching = true;
+  bool enable_chunked_prefill = true;
+  std::string non_torch_memory;
+  std::string cuda_graph_memory;
+  std::string kv_cache_memory;
+  int64_t num_gpu_blocks_override = 0;
+  bool allow_long_max_model_len = false;
+
+  void add_to(CLI::App& app);
+
+  struct Resolved {
+    ModelSpec model;
+    HardwareSpec gpu;
+    ParallelConfig parallel;
+    EngineConfig engine;
+  };
+  Resolved resolve(const Catalog& catalog) const;
+};
+
+}  // namespace servesim

@@ -1,0 +1,84 @@
+#include "models/engine_config.h"
+
+#include <cmath>
+
+#include "models/config_error.h"
+#include "models/hardware_spec.h"
+#include "models/model_spec.h"
+
+namespace servesim {
+namespace {
+
+// vLLM (engine/arg_utils.py get_batch_defaults) gives GPUs with >= 70 GiB, except the
+// A100, larger API-server batches.
+bool is_large_non_a100(const HardwareSpec& gpu) {
+  const bool a100 = gpu.name.find("A100") != std::string::npos;
+  return gpu.memory_total_gib() >= 70.0 && !a100;
+}
+
+}  // namespace
+
+EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSpec& gpu) const {
+  EngineConfig r = *this;
+  if (r.max_model_len == 0) r.max_model_len = model.max_position_embeddings;
+  const bool large = is_large_non_a100(gpu);
+  if (r.max_num_seqs == 0) r.max_num_seqs = large ? 1024 : 256;
+  if (r.max_num_batched_tokens == 0) {
+    r.max_num_batched_tokens = large ? 8192 : 2048;
+    // Without chunked prefill a whole prompt must fit one step.
+    if (!r.enable_chunked_prefill && r.max_num_batched_tokens < r.max_model_len) {
+      r.max_num_batched_tokens = r.max_model_len;
+    }
+  }
+  return r;
+}
+
+void EngineConfig::validate(const ModelSpec& model) const {
+  if (!(gpu_memory_utilization > 0 && gpu_memory_utilization <= 1) ||
+      !std::isfinite(gpu_memory_utilization)) {
+    throw ConfigError("--gpu-memory-utilization must be in (0, 1], got " +
+                      std::to_string(gpu_memory_utilization));
+  }
+  if (block_size <= 0 || block_size > 1024) {
+    throw ConfigError("--block-size must be in [1, 1024], got " + std::to_string(block_size));
+  }
+  if (max_model_len <= 0) {
+    throw ConfigError("--max-model-len must be > 0, got " + std::to_string(max_model_len));
+  }
+  if (max_model_len > model.max_position_embeddings && !allow_long_max_model_len) {
+    throw ConfigError("--max-model-len " + std::to_string(max_model_len) + " exceeds " +
+                      model.name + "'s max_position_embeddings (" +
+                      std::to_string(model.max_position_embeddings) +
+                      "); lower --max-model-len, or pass --allow-long-max-model-len if the "
+                      "model's RoPE scaling supports it");
+  }
+  if (max_num_seqs <= 0 || max_num_seqs > 1'000'000) {
+    throw ConfigError("--max-num-seqs must be in [1, 1000000], got " +
+                      std::to_string(max_num_seqs));
+  }
+  if (max_num_batched_tokens <= 0 || max_num_batched_tokens > 10'000'000) {
+    throw ConfigError("--max-num-batched-tokens must be in [1, 10000000], got " +
+                      std::to_string(max_num_batched_tokens));
+  }
+  if (!enable_chunked_prefill && max_num_batched_tokens < max_model_len) {
+    throw ConfigError("--max-num-batched-tokens (" + std::to_string(max_num_batched_tokens) +
+                      ") is below --max-model-len (" + std::to_string(max_model_len) +
+                      ") with chunked prefill off; raise it or enable chunked prefill");
+  }
+  if (kv_cache_dtype && !is_kv_cache_dtype(*kv_cache_dtype)) {
+    throw ConfigError("--kv-cache-dtype must be bf16, fp16, fp32 or fp8, got " +
+                      std::string(dtype_name(*kv_cache_dtype)));
+  }
+  if (non_torch_memory_bytes && *non_torch_memory_bytes < 0) {
+    throw ConfigError("--non-torch-memory must be >= 0");
+  }
+  if (cuda_graph_memory_bytes < 0) throw ConfigError("--cuda-graph-memory must be >= 0");
+  if (kv_cache_memory_bytes && *kv_cache_memory_bytes <= 0) {
+    throw ConfigError("--kv-cache-memory must be > 0");
+  }
+  if (num_gpu_blocks_override && *num_gpu_blocks_override <= 0) {
+    throw ConfigError("--num-gpu-blocks-override must be > 0");
+  }
+}
+
+}  // namespace servesim
