@@ -16,19 +16,19 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 QuantileSketch::QuantileSketch()
     : log_gamma_(std::log(kGamma)),
+      inv_log_gamma_(1.0 / log_gamma_),
       min_(std::numeric_limits<double>::infinity()),
       max_(-std::numeric_limits<double>::infinity()) {
-  const int lowest = static_cast<int>(std::ceil(std::log(kMinValue) / log_gamma_));
+  lowest_ = static_cast<int>(std::ceil(std::log(kMinValue) / log_gamma_));
   const int highest = static_cast<int>(std::ceil(std::log(kMaxValue) / log_gamma_));
-  counts_.assign(static_cast<size_t>(highest - lowest + 2), 0);
+  counts_.assign(static_cast<size_t>(highest - lowest_ + 2), 0);
 }
 
 // Bucket i >= 1 holds (g^(k-1), g^k] with k = i - 1 + lowest.
 int QuantileSketch::bucket_of(double value) const {
   if (value <= kMinValue) return 0;
-  const int lowest = static_cast<int>(std::ceil(std::log(kMinValue) / log_gamma_));
-  const int k = static_cast<int>(std::ceil(std::log(value) / log_gamma_));
-  const int i = k - lowest + 1;
+  const int k = static_cast<int>(std::ceil(std::log(value) * inv_log_gamma_));
+  const int i = k - lowest_ + 1;
   return std::clamp(i, 1, static_cast<int>(counts_.size()) - 1);
 }
 
@@ -62,14 +62,13 @@ double QuantileSketch::max() const {
 double QuantileSketch::value_at_rank(uint64_t rank) const {
   if (rank == 0) return min_;
   if (rank + 1 >= count_) return max_;
-  const int lowest = static_cast<int>(std::ceil(std::log(kMinValue) / log_gamma_));
   uint64_t seen = 0;
   for (size_t i = 0; i < counts_.size(); ++i) {
     seen += counts_[i];
     if (seen > rank) {
       double estimate = 0.0;  // bucket 0: [0, kMinValue], absolute error <= kMinValue
       if (i > 0) {
-        const int k = static_cast<int>(i) - 1 + lowest;
+        const int k = static_cast<int>(i) - 1 + lowest_;
         estimate = 2.0 * std::pow(kGamma, k) / (kGamma + 1.0);
       }
       // The exact extremes tighten the first and last buckets for free.

@@ -40,6 +40,8 @@ class QuantileSketch {
   double value_at_rank(uint64_t rank) const;
 
   double log_gamma_;
+  double inv_log_gamma_;
+  int lowest_;                    // exponent k of the first bucket above kMinValue, (g^(k-1), g^k]
   std::vector<uint64_t> counts_;  // counts_[0]: values <= kMinValue (zeros included)
   uint64_t count_ = 0;
   double sum_ = 0.0;
