@@ -70,6 +70,11 @@ class BlockPool {
   // If another block already holds `h` the cache keeps that one and `block` stays uncached.
   void cache_block(int32_t block, const BlockHash& h, const int32_t* tokens);
 
+  // Drops the cache entry of `block` (in use) whose KV will not be computed after all.
+  void drop_cached(int32_t block) {
+    if (cached_[block]) uncache(block);
+  }
+
   // The free blocks in queue order, head (next to be evicted) first. O(num_blocks).
   std::vector<int32_t> free_queue_snapshot() const;
 

@@ -91,6 +91,12 @@ void KVCacheManager::free(KVSequenceState& state) {
   state.num_cached_blocks = 0;
 }
 
+void KVCacheManager::uncache_uncomputed(KVSequenceState& state, int num_computed_tokens) {
+  const int first = num_computed_tokens / block_size_;
+  for (int i = first; i < state.num_cached_blocks; ++i) pool_.drop_cached(state.block_ids[i]);
+  state.num_cached_blocks = std::min(state.num_cached_blocks, first);
+}
+
 void KVCacheManager::record_prefix_lookup(int num_tokens, int hit_tokens, bool after_preemption) {
   if (after_preemption) {
     stats_.preempted_queries_tokens += num_tokens;

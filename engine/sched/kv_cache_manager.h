@@ -72,6 +72,11 @@ class KVCacheManager {
   // Releases every block of the sequence, tail first; keeps its block hashes.
   void free(KVSequenceState& state);
 
+  // Forgets the cache entries of the blocks at and after the one holding token
+  // `num_computed_tokens`: allocate_slots() cached them for a step that will not run (the
+  // sequence was preempted or aborted after being scheduled). Call before free().
+  void uncache_uncomputed(KVSequenceState& state, int num_computed_tokens);
+
   // Record a lookup outcome (the Scheduler calls this once per admission).
   void record_prefix_lookup(int num_tokens, int hit_tokens, bool after_preemption);
   const PrefixCacheStats& prefix_stats() const { return stats_; }

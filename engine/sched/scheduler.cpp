@@ -191,7 +191,7 @@ void Scheduler::schedule_running(RunFilter filter, int& budget, bool& preempted)
       if (v < i) --i;
     }
     if (!scheduled) break;  // vLLM stops the running pass once the request preempted itself
-    emit(s, n, 0);
+    emit(s, n, 0, /*admitted=*/false);
     budget -= n;
     ++i;
   }
@@ -211,7 +211,12 @@ int32_t Scheduler::pick_victim() const {
 void Scheduler::preempt(size_t running_index, int& budget) {
   const int32_t s = running_[running_index];
   Sequence& seq = slab_[s];
-  if (output_index_of_slot_[s] >= 0) unemit(s, budget);
+  if (output_index_of_slot_[s] >= 0) {
+    // Scheduled earlier in this step (priority victims): take the step back, including the
+    // blocks allocate_slots() cached for tokens that will now not be computed.
+    unemit(s, budget);
+    kv_.uncache_uncomputed(seq.kv, seq.num_computed_tokens);
+  }
   kv_.free(seq.kv);
   seq.status = RequestStatus::kPreempted;
   seq.num_computed_tokens = 0;
@@ -226,14 +231,14 @@ void Scheduler::preempt(size_t running_index, int& budget) {
   }
 }
 
-void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit) {
+void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted) {
   const Sequence& seq = slab_[s];
   ScheduledSequence e;
   e.request_id = seq.request_id;
   e.num_new_tokens = num_new_tokens;
   e.num_computed_tokens = seq.num_computed_tokens;
   e.num_prompt_tokens = seq.num_prompt_tokens;
-  e.is_prefill = is_prefill_phase(seq);
+  e.is_prefill = admitted || is_prefill_phase(seq);
   e.samples = seq.num_computed_tokens + num_new_tokens == seq.num_tokens();
   e.num_cached_tokens_hit = num_hit;
   e.block_table = std::span<const int32_t>(seq.kv.block_ids);
@@ -307,7 +312,7 @@ void Scheduler::schedule_waiting(int& budget) {
     seq.num_computed_tokens = hit;
     seq.status = RequestStatus::kRunning;
     running_.push_back(s);
-    emit(s, n, hit);
+    emit(s, n, hit, /*admitted=*/true);
     budget -= n;
   }
 }
@@ -369,6 +374,11 @@ void Scheduler::update(const SchedulerOutput& output, const StepResult& result) 
 
 void Scheduler::finish(int32_t s, FinishReason reason) {
   Sequence& seq = slab_[s];
+  if (awaiting_update_ && output_index_of_slot_[s] >= 0) {
+    // Aborted between schedule() and update(): the step's blocks may never be computed.
+    kv_.uncache_uncomputed(seq.kv, seq.num_computed_tokens);
+    output_index_of_slot_[s] = -1;
+  }
   kv_.free(seq.kv);
   FinishedRequest& f = finished_.emplace_back();
   f.id = seq.request_id;

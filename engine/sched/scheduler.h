@@ -37,8 +37,9 @@ struct ScheduledSequence {
   int num_new_tokens = 0;       // tokens computed this step
   int num_computed_tokens = 0;  // context already in the KV cache before this step
   int num_prompt_tokens = 0;
-  // Computes already-known tokens: the prompt, or after a preemption the prompt and earlier
-  // outputs (recompute). False for a plain one-token decode.
+  // The step computes already-known tokens: the prompt, or after a preemption the prompt and
+  // earlier outputs (recompute). Always true in the step that admits the sequence (even when a
+  // prefix hit leaves a single token); false for a plain one-token decode.
   bool is_prefill = false;
   // Produces a token this step: the step reaches the last known token.
   bool samples = false;
@@ -146,7 +147,7 @@ class Scheduler {
   bool form_static_batch();
   int32_t pick_victim() const;  // index into running_
   void preempt(size_t running_index, int& budget);
-  void emit(int32_t s, int num_new_tokens, int num_hit);
+  void emit(int32_t s, int num_new_tokens, int num_hit, bool admitted);
   void unemit(int32_t s, int& budget);
   void finish(int32_t s, FinishReason reason);
   bool has_prefill_work() const;
