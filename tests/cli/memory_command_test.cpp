@@ -1,0 +1,91 @@
+// End-to-end tests of `servesim memory`, `models` and `gpus`: the binary as a user runs it.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace servesim::testing {
+namespace {
+
+const char* kExample =
+    "memory --model CodeLlama-13B --gpu A100-80GB --tensor-parallel-size 2 "
+    "--gpu-memory-utilization 0.9 --max-model-len 8192 --max-num-seqs 64 --enable-prefix-caching";
+
+TEST(MemoryCommand, IssueExamplePrintsTheFullBreakdown) {
+  const CliResult r = run_servesim(kExample);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* line : {"model weights", "activation peak", "non-torch",
+                           "available KV cache memory", "# GPU blocks:", "GPU KV cache size:",
+                           "Maximum concurrency for 8,192 tokens per request:"}) {
+    EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
+  }
+}
+
+TEST(MemoryCommand, JsonOutputCarriesTheSameNumbers) {
+  const CliResult r = run_servesim(std::string(kExample) + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["tensor_parallel_size"], 2);
+  EXPECT_EQ(j["max_num_seqs"], 64);
+  EXPECT_EQ(j["kv_cache_tokens"].get<int64_t>(), j["num_gpu_blocks"].get<int64_t>() * 16);
+  EXPECT_GT(j["max_concurrency"].get<double>(), 1.0);
+  EXPECT_GT(j["per_gpu"]["kv_cache_bytes"].get<int64_t>(), 0);
+}
+
+TEST(MemoryCommand, AcceptsAHuggingFaceConfigFile) {
+  const CliResult r = run_servesim("memory --model " SERVESIM_SOURCE_DIR
+                                   "/tests/cli/data/tinyllama_config.json --gpu L4 "
+                                   "--max-model-len 2048");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU KV cache size:"), std::string::npos);
+}
+
+struct BadInput {
+  const char* args;
+  const char* expected;  // a fragment of the one-line error
+};
+
+TEST(MemoryCommand, BadInputGivesOneLineErrorAndExit2) {
+  const BadInput cases[] = {
+      {"memory --model Lama-2-13B --gpu A100", "did you mean 'Llama-2-13B'"},
+      {"memory --model Llama-2-13B --gpu A1OO", "unknown GPU"},
+      {"memory --model Llama-2-13B --gpu A100 --tp 3", "does not divide the 40 attention heads"},
+      {"memory --model Llama-2-13B --gpu A100 --gpu-memory-utilization 1.5",
+       "--gpu-memory-utilization must be in (0, 1]"},
+      {"memory --model Llama-2-13B --gpu A100 --gpu-memory-utilization 0",
+       "--gpu-memory-utilization must be in (0, 1]"},
+      {"memory --model Llama-2-13B --gpu A100 --max-num-seqs -3", "--max-num-seqs"},
+      {"memory --model Llama-2-13B --gpu A100 --block-size 0", "--block-size"},
+      {"memory --model Llama-2-70B --gpu A100", "does not fit"},
+      {"memory --model Llama-3.1-8B --gpu L4 --max-model-len 131072", "lower --max-model-len"},
+      {"memory --model Llama-2-13B --gpu A100 --dtype fp7", "--dtype: unknown dtype 'fp7'"},
+      {"memory --model Llama-2-13B --gpu A100 --kv-cache-memory lots", "--kv-cache-memory"},
+      {"memory --model " SERVESIM_SOURCE_DIR "/tests/cli/data/malformed.json --gpu A100",
+       "malformed.json:3:"},
+      {"memory --model /nonexistent/config.json --gpu A100", "cannot open"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CliResult r = run_servesim(c.args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("error: "), 0u) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST(CatalogCommands, ListModelsAndGpus) {
+  const CliResult models = run_servesim("models");
+  ASSERT_EQ(models.exit_code, 0) << models.err;
+  EXPECT_NE(models.out.find("DeepSeek-V3"), std::string::npos);
+  EXPECT_NE(models.out.find("GPT-OSS-120B"), std::string::npos);
+  const CliResult gpus = run_servesim("gpus --json");
+  ASSERT_EQ(gpus.exit_code, 0) << gpus.err;
+  const nlohmann::json j = nlohmann::json::parse(gpus.out);
+  EXPECT_GE(j.size(), 13u);
+}
+
+}  // namespace
+}  // namespace servesim::testing
