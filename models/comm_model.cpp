@@ -1,0 +1,64 @@
+#include "models/comm_model.h"
+
+#include <cmath>
+#include <string>
+
+#include "models/config_error.h"
+#include "models/hardware_spec.h"
+
+namespace servesim {
+namespace {
+
+void require_fraction(double v, const char* name) {
+  if (!(v > 0 && v <= 1)) {
+    throw ConfigError(std::string("communication option ") + name + " must be in (0, 1], got " +
+                      std::to_string(v));
+  }
+}
+
+void require_non_negative(double v, const char* name) {
+  if (!(v >= 0) || !std::isfinite(v)) {
+    throw ConfigError(std::string("communication option ") + name +
+                      " must be a finite number >= 0, got " + std::to_string(v));
+  }
+}
+
+}  // namespace
+
+CommModel::CommModel(double link_Bps, CommOptions options)
+    : link_Bps_(link_Bps), options_(options) {
+  if (!(link_Bps > 0) || !std::isfinite(link_Bps)) {
+    throw ConfigError(
+        "interconnect bandwidth must be > 0 bytes/s; set nvlink_gbs or pcie_gbs of the GPU");
+  }
+  require_fraction(options.all_reduce_efficiency, "all_reduce_efficiency");
+  require_fraction(options.send_recv_efficiency, "send_recv_efficiency");
+  require_non_negative(options.all_reduce_latency_s, "all_reduce_latency_s");
+  require_non_negative(options.send_recv_latency_s, "send_recv_latency_s");
+}
+
+CommModel CommModel::for_hardware(const HardwareSpec& gpu, CommOptions options) {
+  return CommModel(gpu.interconnect_Bps(), options);
+}
+
+double CommModel::all_reduce_s(int64_t bytes, int num_gpus) const {
+  if (num_gpus <= 1 || bytes <= 0) return 0;
+  const double n = num_gpus;
+  return options_.all_reduce_latency_s + 2 * (n - 1) / n * static_cast<double>(bytes) /
+                                             (link_Bps_ * options_.all_reduce_efficiency);
+}
+
+double CommModel::all_gather_s(int64_t bytes, int num_gpus) const {
+  if (num_gpus <= 1 || bytes <= 0) return 0;
+  const double n = num_gpus;
+  return options_.all_reduce_latency_s +
+         (n - 1) / n * static_cast<double>(bytes) / (link_Bps_ * options_.all_reduce_efficiency);
+}
+
+double CommModel::send_recv_s(int64_t bytes) const {
+  if (bytes <= 0) return 0;
+  return options_.send_recv_latency_s +
+         static_cast<double>(bytes) / (link_Bps_ * options_.send_recv_efficiency);
+}
+
+}  // namespace servesim

@@ -1,0 +1,64 @@
+// CommModel: time of the collectives a model replica runs between its GPUs — the
+// tensor-parallel all-reduce (ring) and the pipeline-parallel point-to-point send.
+//
+//   all_reduce_s(B, n) = latency + 2 (n - 1) / n * B / (link * efficiency)      (n > 1)
+//   all_gather_s(B, n) = latency + (n - 1) / n * B / (link * efficiency)       (n > 1)
+//   send_recv_s(B)     = p2p latency + B / (link * p2p efficiency)
+//
+// link is one direction of the GPU's interconnect (HardwareSpec::interconnect_Bps()).
+// The latency is a fixed cost per collective, not per ring hop: NCCL's measured small-message
+// all-reduce time does not grow with the number of GPUs (see docs/cost-model.md).
+//
+// Immutable value; thread-safe. Invariants: link > 0, efficiencies in (0, 1], latencies >= 0.
+#pragma once
+
+#include <cstdint>
+
+namespace servesim {
+
+struct HardwareSpec;
+
+// Defaults fitted to NCCL timings on 2/4/8-GPU A100 and H100 DGX nodes
+// (reference/measured/vidur-profiling/network/{a100,h100}_dgx; docs/cost-model.md has the fit).
+// Median all-reduce time of messages <= 64 KiB over the six node/GPU-count groups.
+inline constexpr double kAllReduceLatencyS = 32e-6;
+// Bus bandwidth of messages >= 8 MB as a fraction of one-way NVLink bandwidth, mean of the six
+// groups (A100 0.57-0.66, H100 0.64-0.84).
+inline constexpr double kAllReduceBandwidthEfficiency = 0.68;
+// Point-to-point send/recv between two GPUs of one node: median small-message time (A100 14 us,
+// H100 7 us) and large-message bandwidth over one-way NVLink (A100 0.74, H100 0.80).
+inline constexpr double kSendRecvLatencyS = 10e-6;
+inline constexpr double kSendRecvBandwidthEfficiency = 0.77;
+
+struct CommOptions {
+  double all_reduce_latency_s = kAllReduceLatencyS;              // seconds per all-reduce
+  double all_reduce_efficiency = kAllReduceBandwidthEfficiency;  // fraction of link bandwidth
+  double send_recv_latency_s = kSendRecvLatencyS;                // seconds per send
+  double send_recv_efficiency = kSendRecvBandwidthEfficiency;    // fraction of link bandwidth
+};
+
+class CommModel {
+ public:
+  // link_Bps: bytes/s one direction between two GPUs. Throws ConfigError naming the option
+  // when link_Bps <= 0, an efficiency is outside (0, 1] or a latency is negative.
+  explicit CommModel(double link_Bps, CommOptions options = {});
+  static CommModel for_hardware(const HardwareSpec& gpu, CommOptions options = {});
+
+  // Seconds for a ring all-reduce of `bytes` (the per-GPU buffer) over num_gpus GPUs;
+  // 0 when num_gpus <= 1 or bytes <= 0.
+  double all_reduce_s(int64_t bytes, int num_gpus) const;
+  // Seconds for a ring all-gather assembling `bytes` in total on each of num_gpus GPUs (half the
+  // traffic of an all-reduce of the same buffer); 0 when num_gpus <= 1 or bytes <= 0.
+  double all_gather_s(int64_t bytes, int num_gpus) const;
+  // Seconds to send `bytes` from one GPU to another; 0 when bytes <= 0.
+  double send_recv_s(int64_t bytes) const;
+
+  double link_Bps() const { return link_Bps_; }
+  const CommOptions& options() const { return options_; }
+
+ private:
+  double link_Bps_;  // bytes/s, one direction
+  CommOptions options_;
+};
+
+}  // namespace servesim
