@@ -15,69 +15,68 @@ BlockPool::BlockPool(int64_t num_blocks, int block_size, bool enable_caching)
   if (num_blocks < 2 || num_blocks > (int64_t{1} << 30) || block_size < 1) {
     throw std::invalid_argument("BlockPool: need 2 <= num_blocks <= 2^30 and block_size >= 1");
   }
-  ref_.assign(num_blocks_, 0);
-  cached_.assign(num_blocks_, 0);
-  hash_.assign(num_blocks_, BlockHash{});
+  meta_.assign(static_cast<size_t>(num_blocks_) + 1, Meta{});
   if (caching_) tokens_.assign(static_cast<size_t>(num_blocks_) * block_size_, 0);
-  // The sentinel is index num_blocks_; the queue starts as 1, 2, ..., num_blocks_ - 1.
-  prev_.assign(num_blocks_ + 1, 0);
-  next_.assign(num_blocks_ + 1, 0);
+  // The queue starts as 1, 2, ..., num_blocks_ - 1.
   const int32_t sentinel = num_blocks_;
-  prev_[sentinel] = next_[sentinel] = sentinel;
+  meta_[sentinel].prev = meta_[sentinel].next = sentinel;
   for (int32_t b = 1; b < num_blocks_; ++b) queue_push_back(b);
-  ref_[kNullBlock] = 1;  // pinned forever; never in the queue
+  meta_[kNullBlock].ref = 1;  // pinned forever; never in the queue
   num_free_ = num_blocks_ - 1;
 }
 
 void BlockPool::queue_remove(int32_t block) {
-  next_[prev_[block]] = next_[block];
-  prev_[next_[block]] = prev_[block];
+  const Meta& m = meta_[block];
+  meta_[m.prev].next = m.next;
+  meta_[m.next].prev = m.prev;
 }
 
 void BlockPool::queue_push_back(int32_t block) {
-  const int32_t sentinel = num_blocks_;
-  const int32_t last = prev_[sentinel];
-  next_[last] = block;
-  prev_[block] = last;
-  next_[block] = sentinel;
-  prev_[sentinel] = block;
+  Meta& sentinel = meta_[num_blocks_];
+  const int32_t last = sentinel.prev;
+  meta_[last].next = block;
+  meta_[block].prev = last;
+  meta_[block].next = num_blocks_;
+  sentinel.prev = block;
 }
 
 void BlockPool::uncache(int32_t block) {
-  map_.erase(hash_[block].lo, block);
-  cached_[block] = 0;
+  map_.erase(meta_[block].hash.lo, block);
+  meta_[block].cached = 0;
 }
 
 void BlockPool::allocate(int n, std::vector<int32_t>& out) {
   if (n > num_free_) throw std::logic_error("BlockPool::allocate: not enough free blocks");
-  const int32_t sentinel = num_blocks_;
   for (int i = 0; i < n; ++i) {
-    const int32_t block = next_[sentinel];
+    const int32_t block = meta_[num_blocks_].next;
     queue_remove(block);
-    if (cached_[block]) {  // vLLM _maybe_evict_cached_block
+    Meta& m = meta_[block];
+    if (m.cached) {  // vLLM _maybe_evict_cached_block
       uncache(block);
       --num_cached_free_;
       ++num_evictions_;
     }
-    ref_[block] = 1;
+    m.ref = 1;
     out.push_back(block);
   }
   num_free_ -= n;
 }
 
 void BlockPool::touch(int32_t block) {
-  if (ref_[block]++ == 0) {
+  Meta& m = meta_[block];
+  if (m.ref++ == 0) {
     queue_remove(block);
     --num_free_;
-    if (cached_[block]) --num_cached_free_;
+    if (m.cached) --num_cached_free_;
   }
 }
 
 void BlockPool::release(int32_t block) {
-  if (--ref_[block] == 0) {
+  Meta& m = meta_[block];
+  if (--m.ref == 0) {
     queue_push_back(block);
     ++num_free_;
-    if (cached_[block]) ++num_cached_free_;
+    if (m.cached) ++num_cached_free_;
   }
 }
 
@@ -85,25 +84,26 @@ int32_t BlockPool::lookup(const BlockHash& h, const int32_t* tokens) const {
   if (!caching_) return -1;
   const int32_t block = map_.find(h.lo);
   if (block < 0) return -1;
-  if (hash_[block].hi != h.hi) return -1;
+  if (meta_[block].hash.hi != h.hi) return -1;
   const int32_t* stored = &tokens_[static_cast<size_t>(block) * block_size_];
   if (std::memcmp(stored, tokens, sizeof(int32_t) * block_size_) != 0) return -1;
   return block;
 }
 
 void BlockPool::cache_block(int32_t block, const BlockHash& h, const int32_t* tokens) {
-  if (!caching_ || cached_[block]) return;
+  Meta& m = meta_[block];
+  if (!caching_ || m.cached) return;
   if (!map_.insert(h.lo, block)) return;  // another block already serves this hash
-  cached_[block] = 1;
-  hash_[block] = h;
+  m.cached = 1;
+  m.hash = h;
   std::memcpy(&tokens_[static_cast<size_t>(block) * block_size_], tokens,
               sizeof(int32_t) * block_size_);
-  if (ref_[block] == 0) ++num_cached_free_;
+  if (m.ref == 0) ++num_cached_free_;
 }
 
 std::vector<int32_t> BlockPool::free_queue_snapshot() const {
   std::vector<int32_t> out;
-  for (int32_t b = next_[num_blocks_]; b != num_blocks_; b = next_[b]) out.push_back(b);
+  for (int32_t b = meta_[num_blocks_].next; b != num_blocks_; b = meta_[b].next) out.push_back(b);
   return out;
 }
 
@@ -111,18 +111,18 @@ void BlockPool::check_invariants() const {
   auto fail = [](const std::string& what) {
     throw std::logic_error("BlockPool invariant broken: " + what);
   };
-  if (ref_[kNullBlock] != 1 || cached_[kNullBlock]) fail("null block 0 is not pinned");
+  if (meta_[kNullBlock].ref != 1 || meta_[kNullBlock].cached) fail("null block 0 is not pinned");
   std::vector<uint8_t> in_queue(num_blocks_, 0);
   int32_t queued = 0;
   int32_t cached_free = 0;
-  for (int32_t b = next_[num_blocks_], prev = num_blocks_; b != num_blocks_;
-       prev = b, b = next_[b]) {
+  for (int32_t b = meta_[num_blocks_].next, prev = num_blocks_; b != num_blocks_;
+       prev = b, b = meta_[b].next) {
     if (b <= 0 || b >= num_blocks_) fail("bad block index in the free queue");
-    if (prev_[b] != prev) fail("free queue links disagree at block " + std::to_string(b));
+    if (meta_[b].prev != prev) fail("free queue links disagree at block " + std::to_string(b));
     if (in_queue[b]) fail("block " + std::to_string(b) + " twice in the free queue");
     in_queue[b] = 1;
-    if (ref_[b] != 0) fail("block " + std::to_string(b) + " is queued with ref_count > 0");
-    if (cached_[b]) ++cached_free;
+    if (meta_[b].ref != 0) fail("block " + std::to_string(b) + " is queued with ref_count > 0");
+    if (meta_[b].cached) ++cached_free;
     if (++queued > num_blocks_) fail("free queue is cyclic");
   }
   if (queued != num_free_) fail("num_free_ disagrees with the free queue");
@@ -130,12 +130,13 @@ void BlockPool::check_invariants() const {
   int32_t used = 0;
   int32_t cached = 0;
   for (int32_t b = 1; b < num_blocks_; ++b) {
-    if (ref_[b] < 0) fail("negative ref_count at block " + std::to_string(b));
-    if (ref_[b] > 0) ++used;
-    if (ref_[b] == 0 && !in_queue[b]) fail("free block " + std::to_string(b) + " not queued");
-    if (cached_[b]) {
+    const Meta& m = meta_[b];
+    if (m.ref < 0) fail("negative ref_count at block " + std::to_string(b));
+    if (m.ref > 0) ++used;
+    if (m.ref == 0 && !in_queue[b]) fail("free block " + std::to_string(b) + " not queued");
+    if (m.cached) {
       ++cached;
-      if (map_.find(hash_[b].lo) != b) fail("cached block " + std::to_string(b) + " not in map");
+      if (map_.find(m.hash.lo) != b) fail("cached block " + std::to_string(b) + " not in map");
     }
   }
   if (used + queued != num_usable_blocks()) fail("used + free != usable blocks");

@@ -48,9 +48,9 @@ class BlockPool {
   // Cached blocks evicted (hash dropped) because allocate() reused them.
   uint64_t num_evictions() const { return num_evictions_; }
 
-  int32_t ref_count(int32_t block) const { return ref_[block]; }
-  bool is_cached(int32_t block) const { return cached_[block] != 0; }
-  const BlockHash& block_hash(int32_t block) const { return hash_[block]; }
+  int32_t ref_count(int32_t block) const { return meta_[block].ref; }
+  bool is_cached(int32_t block) const { return meta_[block].cached != 0; }
+  const BlockHash& block_hash(int32_t block) const { return meta_[block].hash; }
 
   // Pops `n` blocks from the head of the free queue (evicting their cache entries), sets
   // their ref_count to 1 and appends them to `out`. REQUIRES: n <= num_free_blocks().
@@ -72,7 +72,7 @@ class BlockPool {
 
   // Drops the cache entry of `block` (in use) whose KV will not be computed after all.
   void drop_cached(int32_t block) {
-    if (cached_[block]) uncache(block);
+    if (meta_[block].cached) uncache(block);
   }
 
   // The free blocks in queue order, head (next to be evicted) first. O(num_blocks).
@@ -86,20 +86,26 @@ class BlockPool {
   void queue_push_back(int32_t block);
   void uncache(int32_t block);
 
+  // Everything the pool keeps per block, in one 32-byte record so that touching a block
+  // costs one cache line. The free queue is threaded through prev/next; index num_blocks_
+  // is its sentinel.
+  struct Meta {
+    int32_t ref = 0;
+    int32_t prev = 0;
+    int32_t next = 0;
+    uint8_t cached = 0;
+    BlockHash hash;
+  };
+
   int32_t num_blocks_;
   int block_size_;
   bool caching_;
   int32_t num_free_ = 0;
   int32_t num_cached_free_ = 0;
   uint64_t num_evictions_ = 0;
-  std::vector<int32_t> ref_;
-  std::vector<uint8_t> cached_;
-  std::vector<BlockHash> hash_;
+  std::vector<Meta> meta_;
   std::vector<int32_t> tokens_;  // block_size ids per block, for verifying hits
-  // Free queue: prev_/next_ are indexed by block; index num_blocks_ is the sentinel.
-  std::vector<int32_t> prev_;
-  std::vector<int32_t> next_;
-  FlatIdMap map_;  // hash.lo -> block
+  FlatIdMap map_;                // hash.lo -> block
 };
 
 }  // namespace servesim

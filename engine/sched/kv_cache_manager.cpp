@@ -1,6 +1,7 @@
 #include "engine/sched/kv_cache_manager.h"
 
 #include <algorithm>
+#include <bit>
 #include <stdexcept>
 
 namespace servesim {
@@ -13,7 +14,11 @@ void KVSequenceState::reset(uint64_t salt) {
 }
 
 KVCacheManager::KVCacheManager(int64_t num_gpu_blocks, int block_size, bool enable_prefix_caching)
-    : pool_(num_gpu_blocks, block_size, enable_prefix_caching), block_size_(block_size) {}
+    : pool_(num_gpu_blocks, block_size, enable_prefix_caching),
+      block_size_(block_size),
+      block_shift_(std::has_single_bit(static_cast<unsigned>(block_size))
+                       ? std::countr_zero(static_cast<unsigned>(block_size))
+                       : -1) {}
 
 void KVCacheManager::ensure_hashes(KVSequenceState& state, std::span<const int32_t> tokens,
                                    int num_full_blocks) const {
@@ -44,18 +49,20 @@ bool KVCacheManager::allocate_slots(KVSequenceState& state, std::span<const int3
                                     int num_computed_tokens, int num_new_tokens,
                                     std::span<const int32_t> hit_blocks) {
   const int num_hit = static_cast<int>(hit_blocks.size());
-  const int64_t total =
-      int64_t{num_computed_tokens} + int64_t{num_hit} * block_size_ + num_new_tokens;
-  if (total > static_cast<int64_t>(tokens.size())) {
+  // Sequences are shorter than max_model_len (an int), so int arithmetic cannot overflow.
+  const int total = num_computed_tokens + num_hit * block_size_ + num_new_tokens;
+  if (total > static_cast<int>(tokens.size())) {
     throw std::logic_error("KVCacheManager::allocate_slots: slots beyond the known tokens");
   }
   if (num_hit > 0 && !state.block_ids.empty()) {
     throw std::logic_error("KVCacheManager::allocate_slots: prefix hit on a sequence with blocks");
   }
   const int have = static_cast<int>(state.block_ids.size());
-  const int to_allocate = std::max(0, blocks_for_tokens(total) - have - num_hit);
-  const int full_blocks = pool_.caching_enabled() ? static_cast<int>(total / block_size_) : 0;
-  if (to_allocate == 0 && num_hit == 0 && full_blocks <= state.num_cached_blocks) {
+  const int full = full_blocks(total);
+  const int needed = full + (full * block_size_ != total ? 1 : 0);
+  const int to_allocate = std::max(0, needed - have - num_hit);
+  const int cacheable = pool_.caching_enabled() ? full : 0;
+  if (to_allocate == 0 && num_hit == 0 && cacheable <= state.num_cached_blocks) {
     return true;  // the common decode step: the current block has room
   }
   if (to_allocate > 0) {
@@ -70,14 +77,14 @@ bool KVCacheManager::allocate_slots(KVSequenceState& state, std::span<const int3
   }
   if (num_hit > 0) state.num_cached_blocks = num_hit;
   if (to_allocate > 0) pool_.allocate(to_allocate, state.block_ids);
-  if (full_blocks > state.num_cached_blocks) {
+  if (cacheable > state.num_cached_blocks) {
     // Cache the blocks this step fills (vLLM caches them at allocation time).
-    ensure_hashes(state, tokens, full_blocks);
-    for (int i = state.num_cached_blocks; i < full_blocks; ++i) {
+    ensure_hashes(state, tokens, cacheable);
+    for (int i = state.num_cached_blocks; i < cacheable; ++i) {
       pool_.cache_block(state.block_ids[i], state.block_hashes[i],
                         tokens.data() + static_cast<size_t>(i) * block_size_);
     }
-    state.num_cached_blocks = full_blocks;
+    state.num_cached_blocks = cacheable;
   }
   return true;
 }

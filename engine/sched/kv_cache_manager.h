@@ -25,9 +25,9 @@ namespace servesim {
 
 struct KVSequenceState {
   std::vector<int32_t> block_ids;       // the block table, logical block i -> physical block
+  int num_cached_blocks = 0;            // leading entries of block_ids already offered to the cache
   std::vector<BlockHash> block_hashes;  // chained hashes of the full token blocks seen so far
   BlockHash root;                       // parent of block 0 (from the salts)
-  int num_cached_blocks = 0;            // leading entries of block_ids already offered to the cache
 
   // Forgets everything (keeps capacity). `salt` combines hash_salt and the request's salt.
   void reset(uint64_t salt);
@@ -52,6 +52,10 @@ class KVCacheManager {
   // Blocks needed to hold `num_tokens` tokens.
   int blocks_for_tokens(int64_t num_tokens) const {
     return static_cast<int>((num_tokens + block_size_ - 1) / block_size_);
+  }
+  // Full blocks in `num_tokens` tokens (a shift for power-of-two block sizes).
+  int full_blocks(int num_tokens) const {
+    return block_shift_ >= 0 ? num_tokens >> block_shift_ : num_tokens / block_size_;
   }
 
   // Appends to `hit_blocks` (cleared first) the cached blocks holding the longest prefix of
@@ -90,6 +94,7 @@ class KVCacheManager {
 
   BlockPool pool_;
   int block_size_;
+  int block_shift_;  // log2(block_size) when a power of two, else -1
   PrefixCacheStats stats_;
 };
 

@@ -27,8 +27,7 @@ Scheduler::Scheduler(const SchedulerConfig& config)
   waiting_.reserve(seqs * 2);
   output_.sequences.reserve(seqs);
   output_.preempted_ids.reserve(seqs);
-  output_slots_.reserve(seqs);
-  output_generations_.reserve(seqs);
+  output_refs_.reserve(seqs);
   output_index_of_slot_.reserve(seqs * 2);
   hit_blocks_.reserve(static_cast<size_t>(kv_.blocks_for_tokens(config_.max_model_len)));
   finished_.reserve(seqs);
@@ -113,6 +112,7 @@ bool Scheduler::add_request(Request request) {
   seq.in_static_batch = false;
   seq.kv.reset(mix64(config_.hash_salt) ^ request.cache_salt);
   seq.kv.block_ids.reserve(static_cast<size_t>(blocks));
+  seq.kv.block_hashes.reserve(static_cast<size_t>(blocks));
   id_to_slot_.insert(request.id, s);
   waiting_.add(s, key_of(seq));
   ++num_live_;
@@ -125,8 +125,7 @@ const SchedulerOutput& Scheduler::schedule() {
   }
   output_.sequences.clear();
   output_.preempted_ids.clear();
-  output_slots_.clear();
-  output_generations_.clear();
+  output_refs_.clear();
   output_.total_num_tokens = 0;
   output_.num_prefill_sequences = 0;
   output_.num_decode_sequences = 0;
@@ -244,8 +243,7 @@ void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted) 
   e.block_table = std::span<const int32_t>(seq.kv.block_ids);
   output_index_of_slot_[s] = static_cast<int32_t>(output_.sequences.size());
   output_.sequences.push_back(e);
-  output_slots_.push_back(s);
-  output_generations_.push_back(seq.generation);
+  output_refs_.push_back(OutputRef{s, seq.generation});
   output_.total_num_tokens += num_new_tokens;
   ++(e.is_prefill ? output_.num_prefill_sequences : output_.num_decode_sequences);
 }
@@ -258,10 +256,9 @@ void Scheduler::unemit(int32_t s, int& budget) {
   --(e.is_prefill ? output_.num_prefill_sequences : output_.num_decode_sequences);
   const auto at = static_cast<std::ptrdiff_t>(idx);
   output_.sequences.erase(output_.sequences.begin() + at);
-  output_slots_.erase(output_slots_.begin() + at);
-  output_generations_.erase(output_generations_.begin() + at);
-  for (size_t j = idx; j < output_slots_.size(); ++j) {
-    output_index_of_slot_[output_slots_[j]] = static_cast<int32_t>(j);
+  output_refs_.erase(output_refs_.begin() + at);
+  for (size_t j = idx; j < output_refs_.size(); ++j) {
+    output_index_of_slot_[output_refs_[j].slot] = static_cast<int32_t>(j);
   }
   output_index_of_slot_[s] = -1;
 }
@@ -339,11 +336,11 @@ void Scheduler::update(const SchedulerOutput& output, const StepResult& result) 
   const int max_len = config_.max_model_len;
   for (size_t i = 0; i < output_.sequences.size(); ++i) {
     const ScheduledSequence& e = output_.sequences[i];
-    const int32_t s = output_slots_[i];
+    const int32_t s = output_refs_[i].slot;
     const int32_t token = e.samples ? result.sampled_token_ids[k++] : 0;
     output_index_of_slot_[s] = -1;
     Sequence& seq = slab_[s];
-    if (seq.generation != output_generations_[i]) continue;  // aborted meanwhile
+    if (seq.generation != output_refs_[i].generation) continue;  // aborted meanwhile
     seq.num_computed_tokens += e.num_new_tokens;
     if (!e.samples) continue;
     seq.tokens.push_back(token);

@@ -170,8 +170,11 @@ class Scheduler {
 
   // Per step.
   SchedulerOutput output_;
-  std::vector<int32_t> output_slots_;          // slot of each output entry
-  std::vector<uint32_t> output_generations_;   // generation of that slot at schedule()
+  struct OutputRef {
+    int32_t slot;         // the sequence of each output entry
+    uint32_t generation;  // its slot's generation at schedule(): detects an abort in between
+  };
+  std::vector<OutputRef> output_refs_;
   std::vector<int32_t> output_index_of_slot_;  // -1 when not scheduled this step
   std::vector<int32_t> hit_blocks_;
   bool awaiting_update_ = false;

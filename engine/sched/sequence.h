@@ -14,23 +14,25 @@
 namespace servesim {
 
 struct Sequence {
+  // Hot: read or written for every scheduled sequence in every step.
   uint64_t request_id = 0;
-  std::vector<int32_t> tokens;  // prompt, then sampled outputs
-  std::vector<int32_t> stop_token_ids;
+  int num_computed_tokens = 0;  // tokens whose KV is in the cache (or computed this step)
   int num_prompt_tokens = 0;
   int max_output_tokens = 0;
-  int num_computed_tokens = 0;  // tokens whose KV is in the cache (or computed this step)
+  uint32_t generation = 0;  // bumped each time the slot is released
+  RequestStatus status = RequestStatus::kWaiting;
+  bool ignore_eos = false;
+  bool in_static_batch = false;  // static policy: member of the batch being run
+  std::vector<int32_t> tokens;   // prompt, then sampled outputs
+  KVSequenceState kv;
+  std::vector<int32_t> stop_token_ids;
+  // Cold: ordering and accounting.
   int priority = 0;
   double arrival_s = 0;
   uint64_t arrival_order = 0;  // add_request() counter: the final tie-breaker
-  bool ignore_eos = false;
-  RequestStatus status = RequestStatus::kWaiting;
   int num_preemptions = 0;
   bool admitted_once = false;
   int num_cached_prompt_tokens = 0;  // prefix hit at the first admission
-  bool in_static_batch = false;      // static policy: member of the batch being run
-  uint32_t generation = 0;           // bumped each time the slot is released
-  KVSequenceState kv;
 
   int num_tokens() const { return static_cast<int>(tokens.size()); }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }

@@ -402,6 +402,29 @@ TEST(Scheduler, CacheSaltIsolatesPrefixes) {
   EXPECT_EQ(run_step(s).seqs[0].num_cached_tokens_hit, 16);
 }
 
+// allocate_slots() caches a block as soon as a scheduled step will fill it. If the step is
+// taken back (abort between schedule() and update()), that block's KV was never computed and
+// must not be served to a later request.
+TEST(Scheduler, BlocksOfAStepThatNeverRanAreNotServedFromTheCache) {
+  Scheduler s(small_config());  // block size 4
+  s.add_request(make_request(1, 7, 5, /*base=*/0));
+  run_step(s);  // computes tokens 0..6; block 0 is full and cached
+  std::vector<int32_t> tokens = s.find(1)->tokens;  // 7 prompt tokens + 1 sampled
+  ASSERT_EQ(tokens.size(), 8u);
+  const SchedulerOutput& out = s.schedule();  // would compute token 7, filling block 1
+  ASSERT_EQ(out.sequences.size(), 1u);
+  EXPECT_EQ(s.kv_cache().pool().num_cached_blocks(), 2);
+  EXPECT_TRUE(s.abort(1));
+  s.update(out, StepResult{{1}});
+  EXPECT_EQ(s.kv_cache().pool().num_cached_blocks(), 1);
+  Request again = make_request(2, 9, 1);
+  again.prompt_token_ids.assign(tokens.begin(), tokens.end());
+  again.prompt_token_ids.push_back(3);
+  s.add_request(again);
+  const SchedulerOutput& next = s.schedule();
+  EXPECT_EQ(next.sequences[0].num_cached_tokens_hit, 4);  // block 0 only
+}
+
 TEST(Scheduler, PrefixCachingOffNeverHits) {
   auto c = small_config();
   c.enable_prefix_caching = false;
