@@ -232,7 +232,9 @@ void Scheduler::preempt(size_t running_index, int& budget) {
 
 void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted) {
   const Sequence& seq = slab_[s];
-  ScheduledSequence e;
+  output_index_of_slot_[s] = static_cast<int32_t>(output_.sequences.size());
+  // Filled in place: building a temporary and copying it stalls on store forwarding.
+  ScheduledSequence& e = output_.sequences.emplace_back();
   e.request_id = seq.request_id;
   e.num_new_tokens = num_new_tokens;
   e.num_computed_tokens = seq.num_computed_tokens;
@@ -241,8 +243,6 @@ void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted) 
   e.samples = seq.num_computed_tokens + num_new_tokens == seq.num_tokens();
   e.num_cached_tokens_hit = num_hit;
   e.block_table = std::span<const int32_t>(seq.kv.block_ids);
-  output_index_of_slot_[s] = static_cast<int32_t>(output_.sequences.size());
-  output_.sequences.push_back(e);
   output_refs_.push_back(OutputRef{s, seq.generation});
   output_.total_num_tokens += num_new_tokens;
   ++(e.is_prefill ? output_.num_prefill_sequences : output_.num_decode_sequences);
