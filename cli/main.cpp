@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/deployment_options.h"
+#include "cli/simulate_command.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/memory_plan.h"
@@ -71,6 +72,9 @@ int main(int argc, char** argv) {
   deployment.add_to(*memory);
   memory->add_flag("--json", json, "Print JSON instead of a table");
 
+  SimulateOptions simulate_options;
+  CLI::App* simulate = add_simulate_command(app, simulate_options);
+
   CLI::App* models = app.add_subcommand("models", "List the bundled models");
   models->add_flag("--json", json, "Print JSON");
   CLI::App* gpus = app.add_subcommand("gpus", "List the bundled GPUs");
@@ -87,6 +91,8 @@ int main(int argc, char** argv) {
       } else {
         std::cout << plan.to_table();
       }
+    } else if (*simulate) {
+      return run_simulate(simulate_options);
     } else if (*models) {
       print_models(catalog, json);
     } else if (*gpus) {
