@@ -55,11 +55,11 @@ void MetricsCollector::add(const RequestRecord& r) {
   }
   ++counts_.requests;
   first_arrival_s_ = std::min(first_arrival_s_, r.arrival_s);
-  if (r.status == RequestStatus::kRejected) {
+  if (r.status == RequestOutcome::kRejected) {
     ++counts_.rejected;
     return;
   }
-  if (r.status == RequestStatus::kTimedOut) {
+  if (r.status == RequestOutcome::kTimedOut) {
     ++counts_.timed_out;
     if (std::isfinite(r.finish_s)) last_finish_s_ = std::max(last_finish_s_, r.finish_s);
     return;

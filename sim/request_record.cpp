@@ -2,13 +2,13 @@
 
 namespace servesim {
 
-std::string_view to_string(RequestStatus status) {
-  switch (status) {
-    case RequestStatus::kOk:
+std::string_view to_string(RequestOutcome outcome) {
+  switch (outcome) {
+    case RequestOutcome::kOk:
       return "ok";
-    case RequestStatus::kRejected:
+    case RequestOutcome::kRejected:
       return "rejected";
-    case RequestStatus::kTimedOut:
+    case RequestOutcome::kTimedOut:
       return "timed_out";
   }
   return "unknown";

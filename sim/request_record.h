@@ -11,13 +11,15 @@
 
 namespace servesim {
 
-enum class RequestStatus : uint8_t {
+// How a request left. Named apart from the scheduler's RequestStatus (engine/sched/request.h),
+// which tracks a live request's life cycle; this is the user-visible outcome.
+enum class RequestOutcome : uint8_t {
   kOk,        // finished generating all its output tokens
   kRejected,  // refused (too long for max_model_len, rate limited, queue full)
   kTimedOut,  // its deadline passed before it finished
 };
 
-std::string_view to_string(RequestStatus status);
+std::string_view to_string(RequestOutcome outcome);
 
 struct RequestRecord {
   static constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
@@ -32,7 +34,7 @@ struct RequestRecord {
   int output_tokens = 0;              // tokens actually generated
   int cached_prompt_tokens = 0;       // tokens served from the prefix cache
   int preemptions = 0;                // times it was preempted (recompute or swap)
-  RequestStatus status = RequestStatus::kOk;
+  RequestOutcome status = RequestOutcome::kOk;
   int step_index = 0;  // stepped-concurrency step it arrived in; else 0
 
   double queueing_s() const { return first_scheduled_s - arrival_s; }

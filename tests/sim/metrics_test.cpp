@@ -10,6 +10,7 @@
 #include "sim/percentile.h"
 #include "sim/quantile_sketch.h"
 #include "sim/rng.h"
+#include "sim/stepwise_metrics.h"
 
 namespace servesim {
 namespace {
@@ -129,7 +130,7 @@ TEST(MetricsCollectorTest, SummaryMatchesBruteForce) {
   RequestRecord rejected;
   rejected.id = 1000;
   rejected.arrival_s = 100.0;
-  rejected.status = RequestStatus::kRejected;
+  rejected.status = RequestOutcome::kRejected;
   c.add(rejected);
 
   const MetricsSummary s = c.summary();
@@ -190,6 +191,34 @@ TEST(MetricsCollectorTest, RejectsBadOptions) {
   MetricsOptions slo;
   slo.slo.tpot_s = -0.1;
   EXPECT_THROW(MetricsCollector{slo}, ConfigError);
+}
+
+TEST(StepwiseMetricsTest, RoutesByStepAndDropsEachStepsWarmup) {
+  StepwiseMetrics m(3, 100.0, 10.0, MetricsOptions{});
+  for (int step = 0; step < 3; ++step) {
+    for (int i = 0; i < 10; ++i) {
+      // One request every 10 s of the step; TTFT grows with the step (more clients).
+      RequestRecord r = ok_record(static_cast<uint64_t>(step * 10 + i), step * 100.0 + i * 10.0,
+                                  0.1 * (step + 1), 1.0, 5);
+      r.step_index = step;
+      m.add(r);
+      m.add_itl(0.01 * (step + 1), r.id, r.arrival_s, step);
+    }
+  }
+  ASSERT_EQ(m.steps(), 3);
+  for (int step = 0; step < 3; ++step) {
+    const MetricsSummary s = m.summary(step);
+    EXPECT_EQ(s.excluded_warmup, 1u) << step;  // the request at the step's first second
+    EXPECT_EQ(s.completed, 9u);
+    EXPECT_NEAR(s.ttft.p50_s, 0.1 * (step + 1), 1e-6);
+    EXPECT_NEAR(s.itl.p99_s, 0.01 * (step + 1), 1e-12);
+    EXPECT_DOUBLE_EQ(s.duration_s, 91.0 - 10.0);  // warm-up end to the last finish
+  }
+  RequestRecord stray = ok_record(99, 0, 1, 1, 2);
+  stray.step_index = 3;
+  EXPECT_THROW(m.add(stray), std::out_of_range);
+  EXPECT_THROW(StepwiseMetrics(3, 100.0, 100.0, MetricsOptions{}), ConfigError);
+  EXPECT_THROW(StepwiseMetrics(0, 100.0, 0.0, MetricsOptions{}), ConfigError);
 }
 
 }  // namespace

@@ -292,5 +292,28 @@ TEST(WorkloadTest, StrictParsingNamesKeysAndFixes) {
             "w: trace: time_scale must be > 0 (0.5 replays twice as fast), got 0");
 }
 
+TEST(WorkloadTest, EveryExampleInTheDocsParses) {
+  std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/docs/workloads.md");
+  ASSERT_TRUE(in);
+  const std::string dir = std::string(SERVESIM_REFERENCE_DIR) + "/measured/traces";
+  std::string line;
+  std::string block;
+  bool in_block = false;
+  int examples = 0;
+  while (std::getline(in, line)) {
+    if (line == "```json") {
+      in_block = true;
+      block.clear();
+    } else if (in_block && line == "```") {
+      in_block = false;
+      ++examples;
+      EXPECT_NO_THROW(WorkloadSpec::from_json(json::parse(block), dir, "docs")) << block;
+    } else if (in_block) {
+      block += line + "\n";
+    }
+  }
+  EXPECT_GE(examples, 12);
+}
+
 }  // namespace
 }  // namespace servesim
