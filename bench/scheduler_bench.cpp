@@ -1,6 +1,6 @@
 // Scheduler benchmarks: the cost of one schedule() + update() step.
 //
-//   BM_Decode256          256 running decodes (prompts of 1024 tokens, ~48k KV blocks in use),
+//   BM_Decode256          256 running decodes (prompts of 1024 tokens, 16k-48k KV blocks used),
 //                         prefix caching on: the steady state of a busy replica. Every 16th
 //                         step of a sequence fills a block that is hashed and cached.
 //   BM_MixedPrefillDecode continuous arrivals (512-token prompts over 8 shared system
@@ -62,9 +62,9 @@ inline int run_step(Scheduler& s, StepResult& result) {
 }
 
 void BM_Decode256(benchmark::State& state) {
-  // 256 sequences with 1024-token prompts decoding for kSteps steps: about 48k KV blocks in
-  // use, the size of a Llama-3-8B KV cache on an 80 GB GPU, so the prefix-cache map and block
-  // records are as large (and as cache-unfriendly) as in a real run.
+  // 256 sequences with 1024-token prompts decoding for kSteps steps: 16k KV blocks in use at
+  // the start, 48k at the end, so block records and the prefix-cache map are as large (and as
+  // cache-unfriendly) as a real cache's.
   constexpr int kSeqs = 256;
   constexpr int kPrompt = 1024;
   constexpr int kSteps = 2000;

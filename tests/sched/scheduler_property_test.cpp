@@ -21,10 +21,10 @@ namespace servesim {
 namespace {
 
 #if defined(__SANITIZE_ADDRESS__)
-constexpr int kNumSeeds = 400;
+constexpr int kNumSeeds = 1500;
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-constexpr int kNumSeeds = 400;
+constexpr int kNumSeeds = 1500;
 #else
 constexpr int kNumSeeds = 5000;
 #endif
