@@ -1,0 +1,172 @@
+// End-to-end runs of the simulator on small scenarios: determinism, conservation of
+// requests and tokens, and the behaviours practitioners report (continuous vs static
+// batching, prefix caching, tensor parallelism).
+#include "sim/simulation.h"
+
+#include <gtest/gtest.h>
+
+#include "models/catalog.h"
+#include "models/config_error.h"
+#include "sim/scenario.h"
+
+namespace servesim {
+namespace {
+
+nlohmann::json base_scenario() {
+  return nlohmann::json::parse(R"({
+    "model": "Llama-2-7B",
+    "gpu": "A100-80GB",
+    "engine": {"max_model_len": 4096},
+    "workload": {"arrival": {"type": "poisson", "rate_qps": 4}, "prompt_tokens": 256,
+                 "output_tokens": 64, "num_requests": 300},
+    "seed": 3
+  })");
+}
+
+SimulationConfig config_of(nlohmann::json j, const std::vector<std::string>& overrides = {}) {
+  apply_overrides(j, overrides);
+  return parse_scenario(j, "", "test", Catalog()).config;
+}
+
+SimulationResult run(const SimulationConfig& c) {
+  Simulation sim(c);
+  NullObserver observer;
+  return sim.run(observer);
+}
+
+TEST(Simulation, SameInputsSameFingerprintAndNumbers) {
+  const SimulationResult a = run(config_of(base_scenario()));
+  const SimulationResult b = run(config_of(base_scenario()));
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.events, b.events);
+  EXPECT_EQ(a.summary.ttft.p99_s, b.summary.ttft.p99_s);
+  EXPECT_EQ(a.summary.e2e.mean_s, b.summary.e2e.mean_s);
+  const SimulationResult c = run(config_of(base_scenario(), {"seed=4"}));
+  EXPECT_NE(a.fingerprint, c.fingerprint);
+}
+
+TEST(Simulation, EveryRequestFinishesWithItsOutputLength) {
+  const SimulationResult r = run(config_of(base_scenario()));
+  EXPECT_EQ(r.summary.completed, 300u);
+  EXPECT_EQ(r.summary.output_tokens, 300u * 64);
+  EXPECT_EQ(r.summary.input_tokens, 300u * 256);
+  EXPECT_GT(r.summary.ttft.p50_s, 0);
+  EXPECT_LE(r.summary.ttft.p50_s, r.summary.ttft.p99_s);
+  EXPECT_GT(r.summary.tpot.mean_s, 0);
+  // TPOT is the mean gap after the first token: between the smallest and largest ITL.
+  EXPECT_LE(r.summary.tpot.mean_s, r.summary.itl.max_s * 1.01);
+}
+
+TEST(Simulation, RequestsLongerThanMaxModelLenAreRejected) {
+  const SimulationResult r =
+      run(config_of(base_scenario(), {"engine.max_model_len=300", "workload.num_requests=20"}));
+  EXPECT_EQ(r.summary.rejected, 20u);
+  EXPECT_EQ(r.summary.completed, 0u);
+  EXPECT_DOUBLE_EQ(r.summary.error_rate, 1.0);
+}
+
+TEST(Simulation, ContinuousBatchingMoreThanDoublesStaticThroughput) {
+  // A saturated 7B server with long-tailed answer lengths, as chat answers are: static
+  // batches wait for their longest member, continuous batching refills each slot as soon as
+  // it frees.
+  const std::vector<std::string> load = {
+      "workload.arrival.rate_qps=50", "workload.num_requests=1500",
+      R"(workload.output_tokens={"type": "lognormal", "mean": 256, "std": 384, "min": 8, "max": 2048})",
+      "engine.max_num_seqs=64"};
+  std::vector<std::string> static_load = load;
+  static_load.push_back("engine.batching=\"static\"");
+  const SimulationResult continuous = run(config_of(base_scenario(), load));
+  const SimulationResult batched = run(config_of(base_scenario(), static_load));
+  EXPECT_EQ(batched.summary.completed, 1500u);
+  EXPECT_GT(continuous.summary.output_throughput, 2.0 * batched.summary.output_throughput)
+      << continuous.summary.output_throughput << " vs " << batched.summary.output_throughput;
+  std::printf("continuous %.0f tok/s, static %.0f tok/s\n", continuous.summary.output_throughput,
+              batched.summary.output_throughput);
+}
+
+TEST(Simulation, PrefixCachingCutsTtftOfASharedSystemPrompt) {
+  const std::vector<std::string> shared = {
+      R"(workload.shared_prefix={"groups": 1, "tokens": 3000})", "workload.arrival.rate_qps=2"};
+  std::vector<std::string> off = shared;
+  off.push_back("engine.enable_prefix_caching=false");
+  const SimulationResult with = run(config_of(base_scenario(), shared));
+  const SimulationResult without = run(config_of(base_scenario(), off));
+  EXPECT_GT(with.summary.prefix_cache_hit_rate, 0.85);
+  EXPECT_LT(with.summary.ttft.mean_s, 0.5 * without.summary.ttft.mean_s);
+}
+
+TEST(Simulation, TensorParallelismLowersTpot) {
+  auto scenario = base_scenario();
+  scenario["model"] = "Llama-2-13B";
+  const SimulationResult tp1 = run(config_of(scenario));
+  const SimulationResult tp2 = run(config_of(scenario, {"parallel.tensor_parallel_size=2"}));
+  EXPECT_LT(tp2.summary.tpot.mean_s, 0.8 * tp1.summary.tpot.mean_s);
+}
+
+TEST(Simulation, PipelineAndDataParallelRuns) {
+  const SimulationResult pp =
+      run(config_of(base_scenario(), {"parallel.pipeline_parallel_size=2"}));
+  EXPECT_EQ(pp.summary.completed, 300u);
+  const SimulationResult dp = run(config_of(
+      base_scenario(), {"parallel.data_parallel_size=3", "cluster.router=\"least_outstanding\""}));
+  ASSERT_EQ(dp.replicas.size(), 3u);
+  for (const ReplicaSummary& r : dp.replicas) EXPECT_GT(r.steps, 0);
+  EXPECT_EQ(dp.summary.completed, 300u);
+}
+
+TEST(Simulation, SteppedLoadReportsEachStep) {
+  auto scenario = base_scenario();
+  scenario["workload"] = nlohmann::json::parse(R"({"arrival": {"type": "stepped",
+      "steps": [1, 4, 16], "step_duration_s": 60}, "prompt_tokens": 256, "output_tokens": 64})");
+  const SimulationResult r = run(config_of(scenario));
+  ASSERT_EQ(r.by_step.size(), 3u);
+  EXPECT_LT(r.by_step[0].request_throughput, r.by_step[1].request_throughput);
+  EXPECT_LT(r.by_step[1].request_throughput, r.by_step[2].request_throughput);
+  EXPECT_LT(r.by_step[0].e2e.p50_s, r.by_step[2].e2e.p50_s);
+}
+
+TEST(Simulation, DeploymentThatDoesNotFitIsAConfigError) {
+  auto scenario = base_scenario();
+  scenario["model"] = "Llama-2-70B";
+  EXPECT_THROW(Simulation{config_of(scenario)}, ConfigError);
+}
+
+std::string scenario_error(const nlohmann::json& j,
+                           const std::vector<std::string>& overrides = {}) {
+  try {
+    config_of(j, overrides);
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Scenario, UnknownKeysAreNamedWithTheClosestValidOne) {
+  auto j = base_scenario();
+  j["engine"]["max_num_seq"] = 8;
+  EXPECT_NE(scenario_error(j).find("did you mean 'max_num_seqs'"), std::string::npos)
+      << scenario_error(j);
+  j = base_scenario();
+  j["paralel"] = nlohmann::json::object();
+  EXPECT_NE(scenario_error(j).find("'paralel'"), std::string::npos);
+  EXPECT_NE(scenario_error(base_scenario(), {"engine.batching=\"dynamic\""}).find("batching"),
+            std::string::npos);
+  EXPECT_NE(scenario_error(base_scenario(), {"cluster.router=\"fastest\""}).find("router"),
+            std::string::npos);
+  EXPECT_NE(scenario_error(base_scenario(), {"engine.max_num_seqs=-1"}).find("max_num_seqs"),
+            std::string::npos);
+}
+
+TEST(Scenario, OverridesReplaceAndAdd) {
+  nlohmann::json j = base_scenario();
+  apply_overrides(j,
+                  {"engine.max_num_seqs=32", "workload.arrival.rate_qps=1.5", "model=Llama-2-13B"});
+  EXPECT_EQ(j["engine"]["max_num_seqs"], 32);
+  EXPECT_DOUBLE_EQ(j["workload"]["arrival"]["rate_qps"].get<double>(), 1.5);
+  EXPECT_EQ(j["model"], "Llama-2-13B");
+  EXPECT_THROW(apply_overrides(j, {"engine"}), ConfigError);
+  EXPECT_THROW(apply_overrides(j, {"model.name=x"}), ConfigError);
+}
+
+}  // namespace
+}  // namespace servesim
