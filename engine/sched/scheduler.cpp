@@ -49,7 +49,7 @@ void Scheduler::release_slot(int32_t s) {
   free_slots_.push_back(s);
 }
 
-void Scheduler::reject(Request& request, std::string reason) {
+void Scheduler::reject(const Request& request, std::string reason) {
   FinishedRequest f;
   f.id = request.id;
   f.status = RequestStatus::kRejected;
@@ -263,10 +263,10 @@ void Scheduler::unemit(int32_t s, int& budget) {
   output_index_of_slot_[s] = -1;
 }
 
-bool Scheduler::form_static_batch() {
+void Scheduler::form_static_batch() {
   const size_t batch = static_cast<size_t>(config_.effective_static_batch_size());
-  if (waiting_.empty()) return false;
-  if (waiting_.size() < batch && !static_release_ && !static_no_more_arrivals_) return false;
+  if (waiting_.empty()) return;
+  if (waiting_.size() < batch && !static_release_ && !static_no_more_arrivals_) return;
   static_release_ = false;
   const size_t n = std::min(batch, waiting_.size());
   for (size_t j = 0; j < n; ++j) {
@@ -275,7 +275,6 @@ bool Scheduler::form_static_batch() {
     static_pending_.push_back(s);
   }
   static_members_ = static_cast<int>(n);
-  return true;
 }
 
 void Scheduler::schedule_waiting(int& budget) {

@@ -112,18 +112,22 @@ class Scheduler {
   // starts without waiting to fill up (the caller knows nothing else will arrive). No effect
   // under the other policies.
   void release_static_batch(bool no_more_arrivals = false);
-  // Static policy: true while requests wait for a batch to start (no batch running); the
-  // caller's gather timer runs during this time.
+  // Static policy: true while requests wait for a batch to start (no batch running, no release
+  // pending); the caller's gather timer runs during this time.
   bool static_batch_gathering() const;
 
   bool has_unfinished() const { return num_live_ > 0; }
   SchedulerStats stats() const;
 
-  // Requests that left since the previous update() returned: those finished by that update,
-  // plus any rejected or aborted since. Cleared at the start of the next update().
+  // After update(): the requests that left in it, plus those rejected or aborted since the
+  // previous update() returned; a caller reading it after every update() sees each request
+  // once. Entries are dropped at the start of the next update(); rejections and aborts in
+  // between are appended at once (so right after add_request() the list also still holds the
+  // previous update's entries).
   const std::vector<FinishedRequest>& finished() const { return finished_; }
 
-  // Inspection (tests, traces). nullptr when the id is not live.
+  // Inspection (tests, traces). nullptr when the id is not live; the pointer is valid until the
+  // next add_request() (the slab may grow).
   const Sequence* find(uint64_t request_id) const;
   const KVCacheManager& kv_cache() const { return kv_; }
   std::span<const int32_t> running_slots() const { return running_; }
@@ -141,10 +145,10 @@ class Scheduler {
     return seq.num_computed_tokens < seq.num_prompt_tokens ||
            seq.num_computed_tokens + 1 < seq.num_tokens();
   }
-  void reject(Request& request, std::string reason);
+  void reject(const Request& request, std::string reason);
   void schedule_running(RunFilter filter, int& budget, bool& preempted);
   void schedule_waiting(int& budget);
-  bool form_static_batch();
+  void form_static_batch();
   int32_t pick_victim() const;  // index into running_
   void preempt(size_t running_index, int& budget);
   void emit(int32_t s, int num_new_tokens, int num_hit, bool admitted);
