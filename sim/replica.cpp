@@ -74,6 +74,7 @@ std::optional<double> Replica::begin_step(double now_s) {
   const SchedulerOutput& out = scheduler_.schedule();
   if (out.empty()) {
     // Nothing runnable (a static batch gathering); the scheduler still expects an update.
+    result_.sampled_token_ids.clear();
     scheduler_.update(out, result_);
     return std::nullopt;
   }

@@ -41,6 +41,12 @@ std::optional<double> optional_number(JsonObjectReader& r, const std::string& ke
   return v;
 }
 
+int optional_positive(JsonObjectReader& r, const std::string& key) {
+  if (r.has(key)) return r.positive_int(key);
+  r.raw(key);
+  return 0;
+}
+
 void read_parallel(JsonObjectReader& r, ParallelConfig& p) {
   p.tp = r.optional<int>("tensor_parallel_size", 1);
   p.pp = r.optional<int>("pipeline_parallel_size", 1);
@@ -54,9 +60,10 @@ void read_parallel(JsonObjectReader& r, ParallelConfig& p) {
 void read_engine(JsonObjectReader& r, SimulationConfig& c) {
   EngineConfig& e = c.engine;
   e.gpu_memory_utilization = r.optional<double>("gpu_memory_utilization", 0.9);
-  e.max_model_len = r.non_negative_int("max_model_len", 0);
-  e.max_num_seqs = r.non_negative_int("max_num_seqs", 0);
-  e.max_num_batched_tokens = r.non_negative_int("max_num_batched_tokens", 0);
+  // Absent means vLLM's default for the GPU; a value given must be a real size.
+  e.max_model_len = optional_positive(r, "max_model_len");
+  e.max_num_seqs = optional_positive(r, "max_num_seqs");
+  e.max_num_batched_tokens = optional_positive(r, "max_num_batched_tokens");
   e.block_size = r.optional<int>("block_size", 16);
   const std::string dtype = r.optional<std::string>("dtype", "auto");
   if (dtype != "auto") e.dtype = parse_dtype(dtype, r.context() + ": dtype");
