@@ -67,6 +67,12 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
       fraction_option(options.compute_efficiency, gpu.compute_efficiency, "compute_efficiency");
   memory_efficiency_ =
       fraction_option(options.memory_efficiency, gpu.memory_efficiency, "memory_efficiency");
+  attention_compute_efficiency_ =
+      fraction_option(options.attention_compute_efficiency, kAttentionComputeEfficiency,
+                      "attention_compute_efficiency");
+  attention_memory_efficiency_ =
+      fraction_option(options.attention_memory_efficiency, kAttentionMemoryEfficiency,
+                      "attention_memory_efficiency");
   kernel_launch_s_ =
       seconds_option(options.kernel_launch_s, gpu.kernel_launch_s, "kernel_launch_s");
   step_overhead_s_ = seconds_option(options.step_overhead_s, kStepOverheadS, "step_overhead_s");
@@ -99,8 +105,10 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
   expert_weight_bytes_ = dtype_bytes(expert_dtype);
   gemm_peak_flops_ = gpu.peak_flops(weight_dtype) * compute_efficiency_;
   expert_peak_flops_ = gpu.peak_flops(expert_dtype) * compute_efficiency_;
-  attn_peak_flops_ = gpu.peak_flops(act_dtype) * compute_efficiency_;
+  act_peak_flops_ = gpu.peak_flops(act_dtype) * compute_efficiency_;
+  attn_peak_flops_ = gpu.peak_flops(act_dtype) * attention_compute_efficiency_;
   bandwidth_Bps_ = gpu.memory_bandwidth_Bps * memory_efficiency_;
+  attn_bandwidth_Bps_ = gpu.memory_bandwidth_Bps * attention_memory_efficiency_;
 
   const double t = tp_;
   const double h = model.hidden_size;
@@ -165,6 +173,10 @@ double RooflineCostModel::kernel_s(double flops, double bytes, double peak_flops
   return std::max(flops / peak_flops, bytes / bandwidth_Bps_);
 }
 
+double RooflineCostModel::attention_kernel_s(double flops, double bytes) const {
+  return std::max(flops / attn_peak_flops_, bytes / attn_bandwidth_Bps_);
+}
+
 StepTime RooflineCostModel::predict(const BatchShape& b) const {
   StepTime out;
   if (b.num_tokens <= 0) return out;
@@ -218,7 +230,7 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
     const double distinct = num_experts_ * (1 - std::exp(n * log_expert_miss_));
     const double router =
         kernel_s(2 * n * router_params_, router_params_ * act + n * (h + num_experts_) * act,
-                 attn_peak_flops_);
+                 act_peak_flops_);
     moe_mlp = router +
               mlp_s(expert_inter_, n * experts_per_token_, distinct, expert_weight_bytes_,
                     expert_peak_flops_) +
@@ -238,14 +250,14 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
       const double bytes =
           (kv_tokens + static_cast<double>(b.prefill_tokens)) * kv_bytes_per_token_ +
           static_cast<double>(b.prefill_tokens) * attn_io_per_token_ * act;
-      prefill = kernel_s(prefill_flops_per_pair_ * pairs, bytes, attn_peak_flops_) + launches;
+      prefill = attention_kernel_s(prefill_flops_per_pair_ * pairs, bytes) + launches;
       launches = 0;  // mixed batches run prefill and decode rows in one launch
     }
     if (b.num_decode_seqs > 0) {
       const double bytes =
           (ctx_tokens + static_cast<double>(b.decode_tokens)) * kv_bytes_per_token_ +
           static_cast<double>(b.decode_tokens) * attn_io_per_token_ * act;
-      decode = kernel_s(decode_flops_per_pair_ * ctx_tokens, bytes, attn_peak_flops_) + launches;
+      decode = attention_kernel_s(decode_flops_per_pair_ * ctx_tokens, bytes) + launches;
     }
   };
   double full_prefill = 0;
@@ -304,7 +316,7 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
     // The LM head stays in the activation dtype when the body is quantised (vLLM).
     lm_head +=
         kernel_s(2 * sampled * lm_head_params_,
-                 lm_head_params_ * act + sampled * (h + vocab_per_rank_) * act, attn_peak_flops_) +
+                 lm_head_params_ * act + sampled * (h + vocab_per_rank_) * act, act_peak_flops_) +
         launch;
     out.op_s[idx(Op::kComm)] +=
         comm_.all_gather_s(static_cast<int64_t>(sampled * vocab_ * act), tp_);

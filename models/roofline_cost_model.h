@@ -27,15 +27,27 @@ struct ModelSpec;
 struct ParallelConfig;
 
 // Host-side time of one vLLM engine step that no GPU kernel accounts for (scheduling, input
-// preparation, detokenisation, output processing). Fitted to vLLM 0.12 decode steps of
-// Qwen3-32B on H100-SXM at TP 2/4/8 (reference/measured/published-vllm-h100-qwen3-32b.csv):
-// TPOT minus this model's GPU time; derivation in docs/cost-model.md.
-inline constexpr double kStepOverheadS = 1.5e-3;
+// preparation, output processing). From vLLM 0.12 serving Qwen3-32B on H100-SXM, input 1024,
+// output 1024, concurrency 8, TP 2/4/8 (reference/measured/published-vllm-h100-qwen3-32b.csv):
+// measured TPOT minus this model's decode step minus the prefills amortised over the decode
+// steps leaves 0.19, 0.55 and 0.74 ms; their mean. Derivation in docs/cost-model.md.
+inline constexpr double kStepOverheadS = 0.49e-3;
+
+// FlashAttention kernels reach a different fraction of peak than GEMMs. Fitted to the 1,097
+// rows of reference/measured/vidur-profiling/compute/a100-llama-2-7b-attention-sample.csv
+// (A100, FlashAttention-2, Llama-2-7B) by minimising the mean relative error of this model:
+// prefill (short chunks, small grids) reaches 21% of dense peak; decode streams the KV cache
+// at 86% of memory bandwidth.
+inline constexpr double kAttentionComputeEfficiency = 0.21;
+inline constexpr double kAttentionMemoryEfficiency = 0.86;
 
 struct RooflineOptions {
   // Unset: the GPU's catalog value (HardwareSpec). REQUIRES: in (0, 1].
   std::optional<double> compute_efficiency;  // fraction of dense peak FLOP/s GEMMs reach
   std::optional<double> memory_efficiency;   // fraction of memory bandwidth kernels reach
+  // Unset: kAttentionComputeEfficiency / kAttentionMemoryEfficiency. REQUIRES: in (0, 1].
+  std::optional<double> attention_compute_efficiency;  // fraction of peak attention reaches
+  std::optional<double> attention_memory_efficiency;   // fraction of bandwidth for KV reads
   // Unset: HardwareSpec::kernel_launch_s. Seconds per kernel. REQUIRES: >= 0.
   std::optional<double> kernel_launch_s;
   // Unset: kStepOverheadS. Seconds per step. REQUIRES: >= 0.
@@ -60,6 +72,8 @@ class RooflineCostModel : public CostModel {
   // The resolved parameters, for reports.
   double compute_efficiency() const { return compute_efficiency_; }
   double memory_efficiency() const { return memory_efficiency_; }
+  double attention_compute_efficiency() const { return attention_compute_efficiency_; }
+  double attention_memory_efficiency() const { return attention_memory_efficiency_; }
   double kernel_launch_s() const { return kernel_launch_s_; }
   double step_overhead_s() const { return step_overhead_s_; }
   const CommModel& comm() const { return comm_; }
@@ -74,6 +88,8 @@ class RooflineCostModel : public CostModel {
 
   // One kernel: seconds at the compute and at the memory roofline, whichever is slower.
   double kernel_s(double flops, double bytes, double peak_flops) const;
+  // Attention kernel: the same roofline with the attention efficiencies.
+  double attention_kernel_s(double flops, double bytes) const;
 
   int tp_ = 1;
   int num_stages_ = 1;
@@ -81,14 +97,18 @@ class RooflineCostModel : public CostModel {
 
   double compute_efficiency_ = 0;
   double memory_efficiency_ = 0;
+  double attention_compute_efficiency_ = 0;
+  double attention_memory_efficiency_ = 0;
   double kernel_launch_s_ = 0;  // seconds per kernel
   double step_overhead_s_ = 0;  // seconds per step
   bool cuda_graphs_ = true;
 
-  double gemm_peak_flops_ = 0;    // FLOP/s, dense weights' dtype, efficiency applied
-  double expert_peak_flops_ = 0;  // FLOP/s, expert weights' dtype, efficiency applied
-  double attn_peak_flops_ = 0;    // FLOP/s, activation dtype, efficiency applied
-  double bandwidth_Bps_ = 0;      // bytes/s, efficiency applied
+  double gemm_peak_flops_ = 0;     // FLOP/s, dense weights' dtype, efficiency applied
+  double expert_peak_flops_ = 0;   // FLOP/s, expert weights' dtype, efficiency applied
+  double act_peak_flops_ = 0;      // FLOP/s, activation-dtype GEMMs, efficiency applied
+  double attn_peak_flops_ = 0;     // FLOP/s, attention kernels, attention efficiency applied
+  double bandwidth_Bps_ = 0;       // bytes/s, efficiency applied
+  double attn_bandwidth_Bps_ = 0;  // bytes/s, attention kernels, attention efficiency applied
 
   // Per layer and rank; FLOP counts per token unless named otherwise, bytes as stored.
   double hidden_ = 0;             // hidden size
