@@ -34,7 +34,13 @@ int QuantileSketch::bucket_of(double value) const {
 
 void QuantileSketch::add(double value) {
   value = std::max(value, 0.0);
-  ++counts_[static_cast<size_t>(bucket_of(value))];
+  // Every sequence of a decode batch sees the same gap, so consecutive values repeat
+  // and the logarithm can be skipped.
+  if (value != last_value_) {
+    last_value_ = value;
+    last_bucket_ = bucket_of(value);
+  }
+  ++counts_[static_cast<size_t>(last_bucket_)];
   ++count_;
   sum_ += value;
   min_ = std::min(min_, value);

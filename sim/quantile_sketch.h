@@ -43,6 +43,8 @@ class QuantileSketch {
   double inv_log_gamma_;
   int lowest_;                    // exponent k of the first bucket above kMinValue, (g^(k-1), g^k]
   std::vector<uint64_t> counts_;  // counts_[0]: values <= kMinValue (zeros included)
+  double last_value_ = -1.0;      // the last value added and its bucket; -1 matches no value
+  int last_bucket_ = 0;
   uint64_t count_ = 0;
   double sum_ = 0.0;
   double min_;

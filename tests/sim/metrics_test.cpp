@@ -89,6 +89,22 @@ TEST(QuantileSketchTest, SmallAndMergedSketchesAndZeros) {
   EXPECT_EQ(a.quantile(100), 0.040);
 }
 
+TEST(QuantileSketchTest, RepeatedValuesLikeADecodeBatchCountInTheRightBucket) {
+  QuantileSketch sketch;
+  std::vector<double> all;
+  for (int step = 0; step < 100; ++step) {
+    const double gap = 0.02 + 0.0005 * (step % 7);
+    for (int seq = 0; seq < 64; ++seq) {
+      sketch.add(gap);
+      all.push_back(gap);
+    }
+  }
+  for (double p : {5.0, 50.0, 95.0}) {
+    const double exact = brute_force_percentile(all, p);
+    EXPECT_NEAR(sketch.quantile(p), exact, exact * QuantileSketch::kRelativeError) << p;
+  }
+}
+
 RequestRecord ok_record(uint64_t id, double arrival, double ttft, double e2e, int out) {
   RequestRecord r;
   r.id = id;
