@@ -6,7 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/deployment_options.h"
+#include "cli/plan_command.h"
 #include "cli/simulate_command.h"
+#include "cli/sweep_command.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/memory_plan.h"
@@ -74,6 +76,10 @@ int main(int argc, char** argv) {
 
   SimulateOptions simulate_options;
   CLI::App* simulate = add_simulate_command(app, simulate_options);
+  SweepCommandOptions sweep_options;
+  CLI::App* sweep = add_sweep_command(app, sweep_options);
+  PlanCommandOptions plan_options;
+  CLI::App* plan = add_plan_command(app, plan_options);
 
   CLI::App* models = app.add_subcommand("models", "List the bundled models");
   models->add_flag("--json", json, "Print JSON");
@@ -85,7 +91,9 @@ int main(int argc, char** argv) {
     Catalog catalog;
     if (*memory) {
       const DeploymentOptions::Resolved d = deployment.resolve(catalog);
-      const MemoryPlan plan = MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine);
+      const std::vector<HardwareSpec> catalog_gpus = catalog.gpus();
+      const MemoryPlan plan =
+          MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine, &catalog_gpus);
       if (json) {
         std::cout << plan.to_json().dump(2) << "\n";
       } else {
@@ -93,6 +101,10 @@ int main(int argc, char** argv) {
       }
     } else if (*simulate) {
       return run_simulate(simulate_options);
+    } else if (*sweep) {
+      return run_sweep_command(sweep_options);
+    } else if (*plan) {
+      return run_plan_command(plan_options);
     } else if (*models) {
       print_models(catalog, json);
     } else if (*gpus) {

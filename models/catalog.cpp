@@ -93,10 +93,21 @@ ModelSpec Catalog::resolve_model(const std::string& name_or_path) const {
   if (looks_like_path(name_or_path)) return load_model_file(name_or_path);
   const std::string key = normalise(name_or_path);
   std::vector<std::string> names;
-  for (ModelSpec& m : models()) {
+  std::vector<ModelSpec> all = models();
+  for (ModelSpec& m : all) {
     if (normalise(m.name) == key || (!m.hf_repo.empty() && normalise(m.hf_repo) == key)) return m;
     names.push_back(m.name);
   }
+  // A unique prefix names a model too ("Mistral-7B" for "Mistral-7B-v0.1").
+  const ModelSpec* unique = nullptr;
+  int matches = 0;
+  for (const ModelSpec& m : all) {
+    if (normalise(m.name).starts_with(key)) {
+      unique = &m;
+      ++matches;
+    }
+  }
+  if (matches == 1) return *unique;
   throw ConfigError("--model: unknown model '" + name_or_path + "'" +
                     did_you_mean(name_or_path, names) +
                     "; run 'servesim models' for the catalog or pass a config.json path");

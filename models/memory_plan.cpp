@@ -259,7 +259,8 @@ int64_t MemoryPlan::max_servable_len() const {
 }
 
 MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
-                               const ParallelConfig& parallel, const EngineConfig& engine) {
+                               const ParallelConfig& parallel, const EngineConfig& engine,
+                               const std::vector<HardwareSpec>* alternatives) {
   parallel.validate(model);
   const EngineConfig resolved = engine.resolved_for(model, gpu);
   resolved.validate(model);
@@ -288,7 +289,25 @@ MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
     if (!resolved.dtype || *resolved.dtype != DType::kFp8) {
       fix += std::string(fix.empty() ? "try" : ",") + " --dtype fp8 to halve bf16 weights";
     }
-    fix += ", or a GPU with more memory";
+    std::string gpus;
+    if (alternatives != nullptr) {
+      // Cheapest first: the GPU a user would try next.
+      std::vector<const HardwareSpec*> fitting;
+      for (const HardwareSpec& other : *alternatives) {
+        if (other.name == gpu.name) continue;
+        if (compute_unchecked(model, other, parallel, engine).num_gpu_blocks > 0) {
+          fitting.push_back(&other);
+        }
+      }
+      std::sort(fitting.begin(), fitting.end(), [](const HardwareSpec* a, const HardwareSpec* b) {
+        return a->price_per_hour_usd < b->price_per_hour_usd;
+      });
+      for (size_t i = 0; i < fitting.size() && i < 3; ++i) {
+        gpus += (i == 0 ? "" : ", ") + fitting[i]->name;
+      }
+    }
+    fix += gpus.empty() ? ", or a GPU with more memory"
+                        : ", or a GPU it fits at this parallelism (" + gpus + ")";
     throw ConfigError(
         model.name + " does not fit on " + where + ": weights " + gib(plan.weights_bytes) +
         " + activations " + gib(plan.activation_bytes) + " + non-torch " +

@@ -52,8 +52,11 @@ struct MemoryPlan {
 
   // Throws ConfigError when the flags are invalid, the model does not fit, or
   // max_model_len exceeds what the KV cache holds.
+  // `alternatives` (optional, e.g. the GPU catalog) lets the not-fit message name GPUs on
+  // which the same parallelism would fit.
   static MemoryPlan compute(const ModelSpec& model, const HardwareSpec& gpu,
-                            const ParallelConfig& parallel, const EngineConfig& engine);
+                            const ParallelConfig& parallel, const EngineConfig& engine,
+                            const std::vector<HardwareSpec>* alternatives = nullptr);
 
   // Same arithmetic without the fit checks: kv_cache_bytes may be <= 0 and max_concurrency
   // < 1. For planners that rank deployments, and for explaining a failure.

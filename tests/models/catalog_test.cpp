@@ -43,6 +43,8 @@ TEST(Catalog, LooksUpByAliasRepoAndCase) {
   EXPECT_EQ(catalog.resolve_model("llama_2_7b").name, "Llama-2-7B");
   EXPECT_EQ(catalog.resolve_model("meta-llama/Llama-2-7b-hf").name, "Llama-2-7B");
   EXPECT_EQ(catalog.resolve_gpu("a100").name, "A100-80GB-SXM");
+  EXPECT_EQ(catalog.resolve_model("Mistral-7B").name, "Mistral-7B-v0.1");
+  EXPECT_THROW(catalog.resolve_model("Llama-2"), ConfigError);  // ambiguous prefix
   EXPECT_EQ(catalog.resolve_gpu("H100 SXM5 80GB").name, "H100-SXM");
 }
 

@@ -145,6 +145,14 @@ TEST(MemoryPlan, ModelThatDoesNotFitSaysByHowMuchAndWhatWouldFit) {
   EXPECT_NE(err.find("--tensor-parallel-size 2"), std::string::npos) << err;
   EXPECT_NE(err.find(" by "), std::string::npos) << err;
   EXPECT_EQ(err.find('\n'), std::string::npos);
+  // With the catalog at hand it names the GPUs that hold the model at TP 1.
+  const std::vector<HardwareSpec> gpus = f.catalog.gpus();
+  const std::string with_gpus = error_of([&] {
+    MemoryPlan::compute(f.model("Llama-2-70B"), f.gpu("A100-80GB"), {}, EngineConfig{}, &gpus);
+  });
+  // 128 GiB of weights: above an H200's 126 GiB at 0.9 utilization, within a B200.
+  EXPECT_NE(with_gpus.find("(B200)"), std::string::npos) << with_gpus;
+  EXPECT_EQ(with_gpus.find("L4,"), std::string::npos) << with_gpus;
 }
 
 TEST(MemoryPlan, MaxModelLenBeyondKvCapacityNamesTheLargestThatFits) {
