@@ -25,7 +25,8 @@ void paged_attention(const float* q, int64_t q_row_stride, const PagedKVCache& c
   const float* keys = cache.keys(layer);
   const float* values = cache.values(layer);
   const AttentionSequence& last = sequences.back();
-  const int64_t num_rows = last.query_start + last.num_queries;
+  const int64_t first_row = sequences.front().query_start;
+  const int64_t num_rows = last.query_start + last.num_queries - first_row;
   const int64_t out_stride = static_cast<int64_t>(num_heads) * head_dim;
 
   pool.parallel_for(num_rows * kv_heads, [&](int64_t begin, int64_t end) {
@@ -35,7 +36,7 @@ void paged_attention(const float* q, int64_t q_row_stride, const PagedKVCache& c
     Eigen::VectorXf row_max(group);       // running max of each query head's scores
     Eigen::VectorXf row_sum(group);       // running sum of exp(score - max)
     for (int64_t item = begin; item < end; ++item) {
-      const int64_t row = item / kv_heads;
+      const int64_t row = first_row + item / kv_heads;
       const int g = static_cast<int>(item % kv_heads);
       // The sequence whose rows contain `row`: the last one starting at or before it.
       const auto it =

@@ -28,7 +28,8 @@ struct AttentionSequence {
 };
 
 // q: (num_rows, q_row_stride) with head h of a row at offset h * head_dim; out: (num_rows,
-// num_heads * head_dim). `sequences` are ordered by query_start and tile the rows.
+// num_heads * head_dim). `sequences` are ordered by query_start and tile
+// the rows from sequences.front().query_start on; other rows of out are left alone.
 // scale: usually 1 / sqrt(head_dim). REQUIRES: num_heads % cache.num_kv_heads() == 0.
 void paged_attention(const float* q, int64_t q_row_stride, const PagedKVCache& cache, int layer,
                      std::span<const AttentionSequence> sequences, int num_heads, float scale,

@@ -1,0 +1,83 @@
+// Engine: servesim's inference engine loop — the shared Scheduler plus a ModelRunner, as
+// nano-vllm's step: schedule(), run the model, sample, update(). Sampled tokens stream to a
+// callback; each step can be written as one JSON line (StepTrace) for calibration.
+//
+//   Engine engine(weights, options);
+//   engine.set_token_callback([](uint64_t id, int32_t tok) { ... });
+//   engine.add_request(std::move(req), SamplingParams{0.7f, 0.9f, seed});
+//   while (engine.has_unfinished()) engine.step();
+//
+// Ownership: borrows `weights`; owns the scheduler, the runner and one Sampler per live
+// request. Not thread-safe: one thread drives it.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/runtime/model_runner.h"
+#include "engine/runtime/step_trace.h"
+#include "engine/runtime/weights.h"
+#include "engine/sched/scheduler.h"
+#include "kernels/sampler.h"
+
+namespace servesim {
+
+struct EngineOptions {
+  // Scheduling and KV-cache size: num_gpu_blocks and block_size size the runner's cache.
+  SchedulerConfig scheduler;
+  int num_threads = 1;   // CPU threads of the runner, the caller included
+  bool profile = false;  // per-op times in StepTrace (costs a clock read per op)
+};
+
+class Engine {
+ public:
+  using TokenCallback = std::function<void(uint64_t request_id, int32_t token)>;
+
+  // Throws ConfigError for a bad scheduler config or runner options.
+  Engine(const Weights& weights, const EngineOptions& options);
+
+  // Queues a request; false when the scheduler rejected it (see finished() for the reason).
+  // Throws ConfigError for a prompt token outside the vocabulary or bad sampling parameters.
+  bool add_request(Request request, const SamplingParams& sampling = {});
+
+  void set_token_callback(TokenCallback callback) { callback_ = std::move(callback); }
+  // Writes one StepTrace JSON line per step to `out` (nullptr: none). Borrowed.
+  void set_trace_stream(std::ostream* out) { trace_out_ = out; }
+
+  // One step. The reference is valid until the next step().
+  const StepTrace& step();
+
+  bool has_unfinished() const { return scheduler_.has_unfinished(); }
+  // As Scheduler::finished(): requests that left in the last step (and rejections since).
+  const std::vector<FinishedRequest>& finished() const { return scheduler_.finished(); }
+  const Scheduler& scheduler() const { return scheduler_; }
+  const ModelRunner& runner() const { return runner_; }
+  // The logits of the last step, one row per sampled sequence (tests compare them).
+  const RunnerOutput& last_output() const { return *last_output_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  double seconds_since_start() const {
+    return std::chrono::duration<double>(Clock::now() - epoch_).count();
+  }
+
+  const Weights& weights_;
+  EngineOptions options_;
+  Scheduler scheduler_;
+  ModelRunner runner_;
+  std::unordered_map<uint64_t, Sampler> samplers_;
+  TokenCallback callback_;
+  std::ostream* trace_out_ = nullptr;
+  Clock::time_point epoch_;
+  RunnerOutput empty_output_;
+  const RunnerOutput* last_output_ = &empty_output_;
+  StepTrace trace_;
+  StepResult result_;
+  std::vector<std::span<const int32_t>> tokens_;  // per scheduled entry
+};
+
+}  // namespace servesim
