@@ -1,0 +1,44 @@
+// `servesim plan SCENARIO.json (--target-qps Q | --target-concurrency C) [--slo ttft:p99=0.5
+// ...] [--gpus ...] [--tp ...] [--pp ...] [--max-num-seqs ...] [--max-gpus N]
+// [--max-budget-per-hour D] [--fix key=value ...] [--top K] [--requests N] [--threads N]
+// [--pareto] [--json] [--out DIR]`: the capacity planner (sim/planner.h, docs/planning.md).
+// Prints a ranked table and the winner's `vllm serve` line, or, when nothing meets the SLOs,
+// the closest candidates and what would have to change. --out writes plan.csv, plan.json
+// and pareto.csv. Not thread-safe (CLI process).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+struct PlanCommandOptions {
+  std::string scenario;
+  std::optional<double> target_qps;
+  std::optional<int> target_concurrency;
+  std::vector<std::string> slos;
+  double max_error_rate = 0;
+  std::vector<std::string> gpus;
+  std::vector<int> tp;
+  std::vector<int> pp;
+  std::vector<int> max_num_seqs;
+  std::optional<int> max_gpus;
+  std::optional<double> max_budget_per_hour;
+  std::vector<std::string> fixed;
+  int top = 3;
+  int rows = 10;
+  uint64_t requests = 2000;
+  int threads = 0;
+  bool pareto = false;
+  bool json = false;
+  std::string out_dir;
+};
+
+CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& options);
+
+// Throws ConfigError for bad input; returns the process exit code otherwise.
+int run_plan_command(const PlanCommandOptions& options);
+
+}  // namespace servesim

@@ -1,0 +1,58 @@
+#include "cli/sweep_command.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "models/config_error.h"
+#include "sim/sweep.h"
+
+namespace servesim {
+
+CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& options) {
+  CLI::App* cmd = app.add_subcommand("sweep", "Simulate a scenario over a grid of settings");
+  cmd->add_option("scenario", options.scenario, "Scenario file (JSON)")->required();
+  cmd->add_option("--vary", options.vary,
+                  "KEY=V1,V2,... or KEY=START:STOP:STEP, e.g. --vary engine.max_num_seqs=32,64 "
+                  "(repeatable; the grid is the cartesian product)")
+      ->required();
+  cmd->add_option("--set", options.overrides, "Override a scenario key for every point");
+  cmd->add_option("--threads", options.threads, "Worker threads (default: all cores)");
+  cmd->add_option("--out", options.out_dir, "Write sweep.csv and sweep.json into this directory");
+  cmd->add_flag("--json", options.json, "Print JSON instead of a table");
+  cmd->add_flag("--csv", options.csv, "Print CSV instead of a table");
+  return cmd;
+}
+
+int run_sweep_command(const SweepCommandOptions& options) {
+  if (options.json && options.csv) throw ConfigError("sweep: give --json or --csv, not both");
+  if (options.threads < 0) throw ConfigError("--threads must be >= 1 (or 0 for all cores)");
+  SweepOptions sweep;
+  for (const std::string& spec : options.vary) sweep.axes.push_back(parse_sweep_axis(spec));
+  sweep.overrides = options.overrides;
+  sweep.threads = options.threads;
+  Catalog catalog;
+  const SweepReport report = run_sweep(options.scenario, sweep, catalog);
+  if (!options.out_dir.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(options.out_dir, ec);
+    if (ec) throw ConfigError("--out: cannot create '" + options.out_dir + "': " + ec.message());
+    std::ofstream csv(fs::path(options.out_dir) / "sweep.csv");
+    std::ofstream json(fs::path(options.out_dir) / "sweep.json");
+    if (!csv || !json) throw ConfigError("--out: cannot write into '" + options.out_dir + "'");
+    csv << report.to_csv();
+    json << report.to_json().dump(2) << "\n";
+  }
+  if (options.json) {
+    std::cout << report.to_json().dump(2) << "\n";
+  } else if (options.csv) {
+    std::cout << report.to_csv();
+  } else {
+    std::cout << report.scenario << ": " << report.points.size() << " points\n"
+              << report.to_table();
+  }
+  return 0;
+}
+
+}  // namespace servesim

@@ -1,0 +1,68 @@
+// Sweep: a grid of what-ifs over one scenario. Each axis is a scenario key and its values
+// (`--vary engine.max_num_seqs=32,64,128`, `--vary workload.arrival.rate_qps=1:9:2`); the
+// points are the cartesian product, first axis slowest, and each point is the scenario with
+// one `--set key=value` per axis applied (so any scenario key can vary and obeys the same
+// checks as `simulate --set`).
+//
+// Points run on a thread pool (parallel_for); each builds its own Simulation from its own
+// parsed config, and results are stored by point index, so the report is byte-identical
+// whatever the thread count. A point whose deployment cannot run (does not fit in memory,
+// TP does not divide the heads) is reported with its one-line reason; a point whose
+// overrides do not parse (misspelt key, bad value) aborts the sweep with a ConfigError.
+// Thread-safety: run_sweep is re-entrant; SweepReport is a plain value.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "models/catalog.h"
+#include "sim/simulation.h"
+
+namespace servesim {
+
+inline constexpr size_t kMaxSweepPoints = 100000;
+
+struct SweepAxis {
+  std::string key;                  // scenario path, e.g. "engine.max_num_seqs"
+  std::vector<std::string> values;  // as --set would take them, in the order given
+};
+
+// "KEY=V1,V2,..." or "KEY=START:STOP:STEP" (inclusive of STOP when the steps land on it;
+// STEP > 0). Throws ConfigError naming --vary.
+SweepAxis parse_sweep_axis(const std::string& spec);
+
+// Override lists ("key=value", one per axis) of every point, first axis slowest. Throws
+// ConfigError when an axis key repeats or the grid exceeds kMaxSweepPoints.
+std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>& axes);
+
+struct SweepOptions {
+  std::vector<SweepAxis> axes;
+  std::vector<std::string> overrides;  // applied before the axes (--set)
+  int threads = 0;                     // <= 0: all cores
+};
+
+struct SweepPoint {
+  std::vector<std::string> values;  // one per axis
+  std::string error;                // empty when the point ran
+  int num_gpus = 0;                 // GPUs of the deployment (all replicas)
+  SimulationResult result;          // meaningful when error is empty
+};
+
+struct SweepReport {
+  std::string scenario;  // the scenario's name
+  std::vector<SweepAxis> axes;
+  std::vector<SweepPoint> points;  // in sweep_points() order
+
+  nlohmann::json to_json() const;
+  std::string to_csv() const;    // header + one line per point
+  std::string to_table() const;  // aligned, for the terminal
+};
+
+// Loads the scenario once, then runs every point. Throws ConfigError for a bad scenario,
+// axis or override.
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog);
+
+}  // namespace servesim

@@ -1,0 +1,73 @@
+// `servesim plan` as a user runs it, on spaces small enough to answer in a second: the ranked
+// table with the winner's vllm serve line, JSON, --pareto, --out files, the infeasible answer
+// (exit 1) and one-line errors (exit 2).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cli_runner.h"
+
+namespace servesim::testing {
+namespace {
+
+const std::string kPlan = "plan " SERVESIM_SOURCE_DIR
+                          "/configs/scenarios/quickstart.json --target-qps 20 --gpus "
+                          "A100-80GB,H100 --tp 1 --requests 300 --slo ttft:p99=0.5 "
+                          "--slo tpot:p99=50ms";
+
+TEST(PlanCommand, PrintsTheRankedTableAndTheWinnersVllmServeLine) {
+  const CliResult r = run_servesim(kPlan);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"rank", "$/hour", "TTFT99ms", "headroom", "limit", "winner: 1 x H100-SXM",
+                        "vllm serve meta-llama/Llama-2-7b-hf --tensor-parallel-size 1"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+}
+
+TEST(PlanCommand, JsonParetoAndOutFiles) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "servesim_plan_out";
+  std::filesystem::remove_all(dir);
+  const CliResult r = run_servesim(kPlan + " --json --threads 2 --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["feasible"].get<bool>());
+  EXPECT_EQ(j["candidates"][0]["gpu"], "H100-SXM");
+  EXPECT_EQ(j["candidates"].size(), 2u);
+  for (const char* f : {"plan.csv", "plan.json", "pareto.csv"}) {
+    EXPECT_TRUE(std::filesystem::exists(dir / f)) << f;
+  }
+  const CliResult one = run_servesim(kPlan + " --json --threads 1");
+  EXPECT_EQ(one.out, r.out);
+
+  const CliResult pareto = run_servesim(kPlan + " --pareto");
+  ASSERT_EQ(pareto.exit_code, 0) << pareto.err;
+  EXPECT_EQ(pareto.out.rfind("rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,", 0), 0u)
+      << pareto.out;
+}
+
+TEST(PlanCommand, NothingFeasibleSaysSoAndExits1) {
+  const CliResult r = run_servesim(kPlan + " --slo itl:p99=1ms");
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.out.find("No candidate meets the SLOs within the limits"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("would need:"), std::string::npos) << r.out;
+}
+
+TEST(PlanCommand, BadInputsAreOneLineErrorsWithStatus2) {
+  const std::string base = "plan " SERVESIM_SOURCE_DIR "/configs/scenarios/quickstart.json ";
+  for (const std::string& args :
+       {base + "--target-qps 5 --slo latency:p99=1", base + "--slo ttft:p99=1",
+        base + "--target-qps 5 --target-concurrency 4", base + "--target-qps 5 --tp 4 --max-gpus 2",
+        base + "--target-qps 5 --tp 3"}) {
+    const CliResult r = run_servesim(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace servesim::testing
