@@ -31,7 +31,9 @@ SyntheticSource::SyntheticSource(const WorkloadSpec& spec)
       user_rng_(Rng(spec.seed).fork(kUserStream)),
       arrival_(spec.arrival) {
   if (spec.kind == WorkloadKind::kClosedLoop) {
-    for (int c = 0; c < spec.clients; ++c) push_new_session(static_cast<uint32_t>(c), 0.0);
+    for (int c = 0; c < spec.clients; ++c) {
+      push_new_session(static_cast<uint32_t>(c), spec.ramp_up_s * c / spec.clients);
+    }
   } else if (spec.kind == WorkloadKind::kStepped) {
     const int clients = *std::max_element(spec.steps.begin(), spec.steps.end());
     for (int c = 0; c < clients; ++c) push_new_session(static_cast<uint32_t>(c), 0.0);

@@ -55,6 +55,10 @@ void parse_closed(WorkloadSpec& w, const nlohmann::json& j, const std::string& n
       r.fail("clients", "must be in [1, 1000000], got " + std::to_string(clients));
     }
     w.clients = static_cast<int>(clients);
+    w.ramp_up_s = r.optional<double>("ramp_up_s", 0.0);
+    if (!(w.ramp_up_s >= 0) || !std::isfinite(w.ramp_up_s)) {
+      r.fail("ramp_up_s", "must be a finite number >= 0");
+    }
   }
   if (r.has("think_time_s")) {
     w.think_time_s = Distribution::from_json(

@@ -59,9 +59,13 @@ struct WorkloadSpec {
   WorkloadKind kind = WorkloadKind::kOpenLoop;
   ArrivalProcess arrival = ArrivalProcess::poisson(1.0);  // open loop only
   int clients = 0;                                        // closed loop: concurrent clients
-  std::vector<int> steps;                                 // stepped: clients per step
-  double step_duration_s = 0.0;                           // stepped: seconds per step
-  Distribution think_time_s = Distribution::fixed(0.0);   // closed/stepped: seconds
+  // Closed loop: client c sends its first request at c * ramp_up_s / clients, as load tools
+  // ramp users up; 0 starts every client at once (and identical requests then stay in
+  // lock-step, which real clients' jitter breaks up).
+  double ramp_up_s = 0;
+  std::vector<int> steps;                                           // stepped: clients per step
+  double step_duration_s = 0.0;                                     // stepped: seconds per step
+  Distribution think_time_s = Distribution::fixed(0.0);             // closed/stepped: seconds
   LengthDistribution prompt_tokens = LengthDistribution::fixed(1);  // excludes shared prefix
   LengthDistribution output_tokens = LengthDistribution::fixed(1);
   std::optional<SharedPrefixSpec> shared_prefix;

@@ -76,7 +76,7 @@ TEST(LengthDistributionTest, LognormalMeanAndStdAreThoseOfTheLengths) {
 
 TEST(LengthDistributionTest, EmpiricalSamplesTheCsvColumn) {
   const std::string csv =
-      std::string(SERVESIM_REFERENCE_DIR) + "/measured/traces/splitwise_code.csv";
+      std::string(SERVESIM_SOURCE_DIR) + "/configs/workloads/traces/splitwise_code.csv";
   const LengthDistribution d = LengthDistribution::from_json(
       {{"type", "empirical"}, {"csv", csv}, {"column", "num_decode_tokens"}}, "len", "");
   // Brute-force mean of the column.
@@ -94,7 +94,7 @@ TEST(LengthDistributionTest, EmpiricalSamplesTheCsvColumn) {
 }
 
 TEST(LengthDistributionTest, EmpiricalRelativePathResolvesAgainstBaseDir) {
-  const std::string dir = std::string(SERVESIM_REFERENCE_DIR) + "/measured/traces";
+  const std::string dir = std::string(SERVESIM_SOURCE_DIR) + "/configs/workloads/traces";
   const LengthDistribution d = LengthDistribution::from_json(
       {{"type", "empirical"}, {"csv", "splitwise_conv.csv"}, {"column", "num_prefill_tokens"}},
       "len", dir);
@@ -116,7 +116,7 @@ TEST(DistributionTest, ThinkTimesAreRealAndMayBeZero) {
 
 std::string error_of(const json& j) {
   try {
-    LengthDistribution::from_json(j, "w: prompt_tokens", SERVESIM_REFERENCE_DIR);
+    LengthDistribution::from_json(j, "w: prompt_tokens", SERVESIM_SOURCE_DIR "/configs/workloads");
   } catch (const ConfigError& e) {
     return e.what();
   }
@@ -142,15 +142,15 @@ TEST(LengthDistributionTest, BadJsonNamesTheFieldAndTheFix) {
             "w: prompt_tokens: give either mean and std (of the lengths) or mu and sigma (of "
             "the underlying normal), not both");
   EXPECT_EQ(error_of({{"type", "empirical"},
-                      {"csv", "measured/traces/splitwise_code.csv"},
+                      {"csv", "traces/splitwise_code.csv"},
                       {"column", "num_decode_token"}}),
             "w: prompt_tokens.column: 'num_decode_token' is not a column of " +
-                std::string(SERVESIM_REFERENCE_DIR) +
-                "/measured/traces/splitwise_code.csv (did you mean 'num_decode_tokens', "
+                std::string(SERVESIM_SOURCE_DIR) +
+                "/configs/workloads/traces/splitwise_code.csv (did you mean 'num_decode_tokens', "
                 "'num_prefill_tokens'?)");
-  EXPECT_EQ(
-      error_of({{"type", "empirical"}, {"csv", "nope.csv"}, {"column", "x"}}),
-      "w: prompt_tokens.csv: cannot open '" + std::string(SERVESIM_REFERENCE_DIR) + "/nope.csv'");
+  EXPECT_EQ(error_of({{"type", "empirical"}, {"csv", "nope.csv"}, {"column", "x"}}),
+            "w: prompt_tokens.csv: cannot open '" +
+                std::string(SERVESIM_SOURCE_DIR "/configs/workloads") + "/nope.csv'");
 }
 
 TEST(LengthDistributionTest, EmpiricalCsvWithBadValueNamesTheLine) {

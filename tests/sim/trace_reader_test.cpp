@@ -90,7 +90,7 @@ TEST(TraceReaderTest, BurstGptColumnsAndOptionalSkipOfFailedRows) {
 
 TEST(TraceReaderTest, SplitwiseReferenceTraceReadsCompletely) {
   const std::string path =
-      std::string(SERVESIM_REFERENCE_DIR) + "/measured/traces/splitwise_conv.csv";
+      std::string(SERVESIM_SOURCE_DIR) + "/configs/workloads/traces/splitwise_conv.csv";
   TraceReader reader(path);
   EXPECT_EQ(reader.format(), TraceFormat::kSplitwise);
   TraceRow row;

@@ -217,7 +217,7 @@ TEST(WorkloadTest, SteppedConcurrencyFollowsTheSchedule) {
 }
 
 TEST(WorkloadTest, TraceWorkloadReplaysTheFile) {
-  const std::string dir = std::string(SERVESIM_REFERENCE_DIR) + "/measured/traces";
+  const std::string dir = std::string(SERVESIM_SOURCE_DIR) + "/configs/workloads/traces";
   const WorkloadSpec spec = WorkloadSpec::from_json(
       {{"trace", {{"path", "splitwise_code.csv"}, {"time_scale", 2.0}}}, {"num_requests", 5}}, dir,
       "w");
@@ -295,7 +295,7 @@ TEST(WorkloadTest, StrictParsingNamesKeysAndFixes) {
 TEST(WorkloadTest, EveryExampleInTheDocsParses) {
   std::ifstream in(std::string(SERVESIM_SOURCE_DIR) + "/docs/workloads.md");
   ASSERT_TRUE(in);
-  const std::string dir = std::string(SERVESIM_REFERENCE_DIR) + "/measured/traces";
+  const std::string dir = std::string(SERVESIM_SOURCE_DIR) + "/configs/workloads/traces";
   std::string line;
   std::string block;
   bool in_block = false;
@@ -313,6 +313,29 @@ TEST(WorkloadTest, EveryExampleInTheDocsParses) {
     }
   }
   EXPECT_GE(examples, 12);
+}
+
+}  // namespace
+}  // namespace servesim
+
+namespace servesim {
+namespace {
+
+TEST(WorkloadRampUp, ClosedLoopClientsStartSpreadOverTheRamp) {
+  const WorkloadSpec spec = WorkloadSpec::from_json(
+      nlohmann::json::parse(R"({"arrival": {"type": "closed", "clients": 4, "ramp_up_s": 2},
+        "prompt_tokens": 10, "output_tokens": 5, "num_requests": 4})"),
+      "", "ramp");
+  auto source = make_request_source(spec);
+  std::vector<double> starts;
+  while (source->next_arrival_s()) starts.push_back(source->pop().arrival_s);
+  EXPECT_EQ(starts, (std::vector<double>{0.0, 0.5, 1.0, 1.5}));
+  EXPECT_THROW(
+      WorkloadSpec::from_json(nlohmann::json::parse(R"({"arrival": {"type": "closed", "clients": 4,
+                     "ramp_up_s": -1}, "prompt_tokens": 10, "output_tokens": 5,
+                     "num_requests": 4})"),
+                              "", "ramp"),
+      ConfigError);
 }
 
 }  // namespace
