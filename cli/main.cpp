@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/deployment_options.h"
+#include "cli/engine_command.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "cli/sweep_command.h"
@@ -76,6 +77,9 @@ int main(int argc, char** argv) {
 
   SimulateOptions simulate_options;
   CLI::App* simulate = add_simulate_command(app, simulate_options);
+
+  EngineCommandOptions engine_options;
+  CLI::App* engine = add_engine_command(app, engine_options);
   SweepCommandOptions sweep_options;
   CLI::App* sweep = add_sweep_command(app, sweep_options);
   PlanCommandOptions plan_options;
@@ -101,6 +105,8 @@ int main(int argc, char** argv) {
       }
     } else if (*simulate) {
       return run_simulate(simulate_options);
+    } else if (*engine) {
+      return run_engine_command(engine_options);
     } else if (*sweep) {
       return run_sweep_command(sweep_options);
     } else if (*plan) {

@@ -1,0 +1,244 @@
+#include "cli/engine_command.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "engine/runtime/engine.h"
+#include "kernels/cpu_roofline.h"
+#include "kernels/sampler.h"
+#include "models/catalog.h"
+#include "models/config_error.h"
+
+namespace servesim {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+}
+
+struct BenchPoint {
+  int batch = 0;
+  int prompt_len = 0;
+  double prefill_tokens_per_s = 0;  // median over repeats
+  double prefill_step_s = 0;        // median time of the prefill step
+  double prefill_flops_per_s = 0;
+  double decode_tokens_per_s = 0;  // batch / median decode step
+  double decode_step_s = 0;        // median over every decode step of every repeat
+  double decode_bytes_per_s = 0;
+};
+
+// FLOPs of a prefill of `batch` prompts of `len` tokens: the projections (2 per weight per
+// token), causal attention (QK^T and PV: 4 * head_dim per query-key pair and head) and the
+// LM head of the one sampled row per prompt.
+double prefill_flops(const ModelSpec& m, int batch, int len) {
+  const double layer_weights =
+      static_cast<double>(m.hidden_size) *
+          (2.0 * m.num_heads * m.head_dim + 2.0 * m.num_kv_heads * m.head_dim) +
+      3.0 * m.hidden_size * m.intermediate_size;
+  const double pairs = static_cast<double>(len) * (len + 1) / 2.0;
+  return batch * (2.0 * len * layer_weights * m.num_layers +
+                  4.0 * m.num_layers * m.num_heads * m.head_dim * pairs +
+                  2.0 * m.vocab_size * m.hidden_size);
+}
+
+// fp32 keys and values of one token over all layers.
+double kv_bytes_per_token(const ModelSpec& m) {
+  return 2.0 * m.num_layers * m.num_kv_heads * m.head_dim * sizeof(float);
+}
+
+BenchPoint run_point(const Weights& weights, const EngineCommandOptions& o, int batch,
+                     int prompt_len) {
+  const ModelSpec& m = weights.spec;
+  SchedulerConfig sc;
+  sc.max_num_seqs = batch;
+  sc.max_num_batched_tokens = std::max(batch * prompt_len, batch);  // one prefill step
+  sc.max_model_len = m.max_position_embeddings;
+  sc.block_size = 16;
+  sc.num_gpu_blocks =
+      static_cast<int64_t>(batch) * ((prompt_len + o.gen_len + sc.block_size - 1) / sc.block_size) +
+      2;
+  sc.enable_prefix_caching = false;
+  EngineOptions eo{sc, o.threads, false};
+
+  std::vector<double> prefill_steps, decode_steps;
+  SamplingRng rng(o.seed);
+  // Run 0 warms up (page faults in the KV cache and activations, thread wake-up).
+  for (int run = 0; run <= o.repeats; ++run) {
+    Engine engine(weights, eo);
+    for (int b = 0; b < batch; ++b) {
+      Request r;
+      r.id = static_cast<uint64_t>(b + 1);
+      r.max_output_tokens = o.gen_len;
+      for (int t = 0; t < prompt_len; ++t) {
+        r.prompt_token_ids.push_back(static_cast<int32_t>(rng.next() % m.vocab_size));
+      }
+      engine.add_request(std::move(r));
+    }
+    while (engine.has_unfinished()) {
+      const StepTrace& t = engine.step();
+      if (run == 0) continue;
+      const bool prefill = std::any_of(t.sequences.begin(), t.sequences.end(),
+                                       [](const StepSequenceTrace& s) { return s.prefill; });
+      (prefill ? prefill_steps : decode_steps).push_back(t.end_s - t.start_s);
+    }
+  }
+  BenchPoint p;
+  p.batch = batch;
+  p.prompt_len = prompt_len;
+  p.prefill_step_s = median(prefill_steps);
+  p.prefill_tokens_per_s = batch * prompt_len / p.prefill_step_s;
+  p.prefill_flops_per_s = prefill_flops(m, batch, prompt_len) / p.prefill_step_s;
+  if (!decode_steps.empty()) {
+    p.decode_step_s = median(decode_steps);
+    p.decode_tokens_per_s = batch / p.decode_step_s;
+    const double mean_context = prompt_len + o.gen_len / 2.0;
+    p.decode_bytes_per_s = (static_cast<double>(weights.bytes_read_per_step()) +
+                            batch * mean_context * kv_bytes_per_token(m)) /
+                           p.decode_step_s;
+  }
+  return p;
+}
+
+void check_options(const EngineCommandOptions& o, const ModelSpec& m) {
+  if (o.backend != "cpu") {
+    if (o.backend == "cuda") {
+      throw ConfigError(
+          "--backend cuda: this servesim has no CUDA engine backend built in; use --backend cpu");
+    }
+    throw ConfigError("--backend '" + o.backend + "': expected cpu or cuda");
+  }
+  if (o.threads < 1) throw ConfigError("--threads must be >= 1");
+  if (o.gen_len < 1) throw ConfigError("--gen-len must be >= 1");
+  if (o.repeats < 1) throw ConfigError("--repeats must be >= 1");
+  if (o.bandwidth_buffer_mib < 1) throw ConfigError("--bandwidth-mib must be >= 1");
+  if (o.gemm_size < 1) throw ConfigError("--gemm-size must be >= 1");
+  for (int b : o.batches) {
+    if (b < 1) throw ConfigError("--batch values must be >= 1");
+  }
+  for (int p : o.prompt_lens) {
+    if (p < 1) throw ConfigError("--prompt-len values must be >= 1");
+    if (p + o.gen_len > m.max_position_embeddings) {
+      throw ConfigError("--prompt-len " + std::to_string(p) + " plus --gen-len " +
+                        std::to_string(o.gen_len) + " exceeds max_model_len " +
+                        std::to_string(m.max_position_embeddings) + " of model '" + m.name +
+                        "'; shorten the prompt or the generation");
+    }
+  }
+}
+
+int run_bench(const EngineCommandOptions& o) {
+  Catalog catalog;
+  const ModelSpec spec = catalog.resolve_model(o.model);
+  Weights::check_supported(spec);
+  check_options(o, spec);
+  const Weights weights = o.checkpoint.empty() ? Weights::random(spec, o.seed)
+                                               : Weights::load_safetensors(spec, o.checkpoint);
+
+  ThreadPool pool(o.threads);
+  const double bandwidth_Bps =
+      measure_read_bandwidth_Bps(pool, o.bandwidth_buffer_mib << 20, 2 * o.repeats + 1);
+  const double gemm_flops =
+      measure_gemm_flops(pool, o.gemm_size, o.gemm_size, o.gemm_size, o.repeats);
+
+  std::vector<BenchPoint> points;
+  for (int b : o.batches) {
+    for (int p : o.prompt_lens) points.push_back(run_point(weights, o, b, p));
+  }
+
+  if (o.json) {
+    nlohmann::json j;
+    j["model"] = spec.name;
+    j["backend"] = o.backend;
+    j["threads"] = o.threads;
+    j["params"] = weights.num_params();
+    j["weight_bytes_read_per_step"] = weights.bytes_read_per_step();
+    j["read_bandwidth_Bps"] = bandwidth_Bps;
+    j["gemm_flops"] = gemm_flops;
+    j["gemm_size"] = o.gemm_size;
+    j["gen_len"] = o.gen_len;
+    j["repeats"] = o.repeats;
+    nlohmann::json rows = nlohmann::json::array();
+    for (const BenchPoint& p : points) {
+      rows.push_back({{"batch", p.batch},
+                      {"prompt_len", p.prompt_len},
+                      {"prefill_tokens_per_s", p.prefill_tokens_per_s},
+                      {"prefill_step_s", p.prefill_step_s},
+                      {"prefill_flops_per_s", p.prefill_flops_per_s},
+                      {"prefill_fraction_of_gemm", p.prefill_flops_per_s / gemm_flops},
+                      {"decode_tokens_per_s", p.decode_tokens_per_s},
+                      {"decode_step_s", p.decode_step_s},
+                      {"decode_bytes_per_s", p.decode_bytes_per_s},
+                      {"decode_fraction_of_bandwidth", p.decode_bytes_per_s / bandwidth_Bps}});
+    }
+    j["points"] = std::move(rows);
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf(
+      "engine bench: %s (%.1f M params, %.1f MB of fp32 weights read per decode step), "
+      "backend cpu, threads %d\n",
+      spec.name.c_str(), weights.num_params() / 1e6, weights.bytes_read_per_step() / 1e6,
+      o.threads);
+  std::printf(
+      "machine: memory read %.2f GB/s (%lld MiB buffer), Eigen GEMM %.1f GFLOP/s "
+      "(%d^3); medians of repeated runs\n\n",
+      bandwidth_Bps / 1e9, static_cast<long long>(o.bandwidth_buffer_mib), gemm_flops / 1e9,
+      o.gemm_size);
+  std::printf("prefill (one step of batch x prompt tokens)\n");
+  std::printf("%6s %7s %12s %10s %9s %7s\n", "batch", "prompt", "tokens/s", "ms/step", "GFLOP/s",
+              "%GEMM");
+  for (const BenchPoint& p : points) {
+    std::printf("%6d %7d %12.1f %10.2f %9.1f %6.1f%%\n", p.batch, p.prompt_len,
+                p.prefill_tokens_per_s, p.prefill_step_s * 1e3, p.prefill_flops_per_s / 1e9,
+                100.0 * p.prefill_flops_per_s / gemm_flops);
+  }
+  std::printf("\ndecode (%d steps after the prompt; bytes = weights + KV read per step)\n",
+              o.gen_len - 1);
+  std::printf("%6s %7s %12s %10s %9s %7s\n", "batch", "context", "tokens/s", "ms/step", "GB/s",
+              "%BW");
+  for (const BenchPoint& p : points) {
+    if (p.decode_step_s == 0) continue;
+    std::printf("%6d %7d %12.1f %10.2f %9.2f %6.1f%%\n", p.batch, p.prompt_len,
+                p.decode_tokens_per_s, p.decode_step_s * 1e3, p.decode_bytes_per_s / 1e9,
+                100.0 * p.decode_bytes_per_s / bandwidth_Bps);
+  }
+  return 0;
+}
+
+}  // namespace
+
+CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& o) {
+  CLI::App* engine = app.add_subcommand("engine", "servesim's built-in inference engine");
+  engine->require_subcommand(1);
+  CLI::App* bench = engine->add_subcommand(
+      "bench", "Prefill and decode throughput of the engine against this machine's roofline");
+  o.bench = bench;
+  bench->add_option("--model", o.model, "Catalog name or model JSON")->capture_default_str();
+  bench->add_option("--backend", o.backend, "cpu or cuda")->capture_default_str();
+  bench->add_option("--checkpoint", o.checkpoint,
+                    "Hugging Face .safetensors file(s); default: seeded random weights");
+  bench->add_option("--threads", o.threads, "CPU threads")->capture_default_str();
+  bench->add_option("--prompt-len", o.prompt_lens, "Prompt lengths, tokens")->capture_default_str();
+  bench->add_option("--gen-len", o.gen_len, "Tokens generated per request")->capture_default_str();
+  bench->add_option("--batch", o.batches, "Batch sizes (requests at once)")->capture_default_str();
+  bench->add_option("--repeats", o.repeats, "Timed runs per point (after a warm-up)")
+      ->capture_default_str();
+  bench->add_option("--seed", o.seed, "Seed of the weights and prompts")->capture_default_str();
+  bench->add_option("--bandwidth-mib", o.bandwidth_buffer_mib, "Buffer of the bandwidth test")
+      ->capture_default_str();
+  bench->add_option("--gemm-size", o.gemm_size, "Square GEMM of the rate test")
+      ->capture_default_str();
+  bench->add_flag("--json", o.json, "Print JSON");
+  return engine;
+}
+
+int run_engine_command(const EngineCommandOptions& o) {
+  if (o.bench != nullptr && *o.bench) return run_bench(o);
+  return 0;
+}
+
+}  // namespace servesim

@@ -1,0 +1,37 @@
+// `servesim engine bench`: measures the built-in inference engine on this machine — prefill
+// and decode tokens/s for each (batch, prompt length), next to the ceilings they are held to:
+// the measured memory read bandwidth (decode streams every weight once per step) and the
+// measured Eigen GEMM rate (prefill is GEMMs). Prints tables, or JSON with --json.
+// Not thread-safe (CLI process).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+struct EngineCommandOptions {
+  CLI::App* bench = nullptr;  // the `engine bench` subcommand, once added
+  std::string model = "Llama-100M-bench";
+  std::string backend = "cpu";
+  std::vector<std::string> checkpoint;  // .safetensors shards; empty: seeded random weights
+  int threads = 1;
+  std::vector<int> prompt_lens = {512};
+  int gen_len = 32;
+  std::vector<int> batches = {1};
+  int repeats = 3;
+  uint64_t seed = 0;
+  int64_t bandwidth_buffer_mib = 512;  // larger than any last-level cache
+  int gemm_size = 1024;                // square GEMM of the rate measurement
+  bool json = false;
+};
+
+// Adds `engine` (with its `bench` subcommand) to `app`.
+CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& options);
+
+// Throws ConfigError for bad input; returns the process exit code otherwise.
+int run_engine_command(const EngineCommandOptions& options);
+
+}  // namespace servesim
