@@ -8,10 +8,8 @@ packages=(
   g++ cmake ninja-build ccache pkg-config
   libeigen3-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  qt6-base-dev qt6-charts-dev
 )
-if [[ "${SERVESIM_WITH_GUI:-0}" == "1" ]]; then
-  packages+=(qt6-base-dev qt6-charts-dev)
-fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,0 +1,128 @@
+// MainWindow: servesim-gui's window. The scenario editor docks on the left; the views of the
+// latest result (Summary, Memory, Timeline, Latency) are tabs in the centre; runs go through
+// a SimulationRunner, so the window never waits for a simulation. The Memory tab follows
+// every edit at once (MemoryPlan::compute_unchecked, no simulation). Window geometry, dock
+// layout and recent files persist in QSettings.
+//
+// The public methods are the actions without their dialogs, so tests and main() can drive
+// the window directly; the menu actions add file dialogs and prompts around them.
+// Thread-safety: GUI thread only. Owns its document, runner, models and views.
+#pragma once
+
+#include <QMainWindow>
+#include <QString>
+#include <memory>
+#include <vector>
+
+#include "gui/run_snapshot.h"
+#include "models/hardware_spec.h"
+
+class QAbstractItemModel;
+class QAction;
+class QLabel;
+class QMenu;
+class QProgressBar;
+class QPushButton;
+class QTabWidget;
+class QTableView;
+
+namespace servesim::gui {
+
+class LatencyCdfModel;
+class MemoryPlanModel;
+class ScenarioDocument;
+class ScenarioEditor;
+class SimulationRunner;
+class SummaryModel;
+class TimelineModel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  enum Tab { kSummaryTab, kMemoryTab, kTimelineTab, kLatencyTab, kTabCount };
+
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Opens a scenario file (invalid ones too: the errors show in the editor). False when the
+  // file cannot be read; the status bar says why.
+  bool open_file(const QString& path);
+  // Starts from a bundled scenario: its content, no file name (Save asks for one).
+  bool open_template(const QString& path);
+  bool save_to(const QString& path);
+  // Starts a run of the current scenario (superseding a running one). False, with the reason
+  // in the run banner, when the scenario does not validate.
+  bool run();
+  void cancel_run();
+
+  // The `servesim simulate` command line equivalent to the saved scenario.
+  QString cli_command() const;
+  bool export_png(Tab tab, const QString& path);
+  bool export_csv(Tab tab, const QString& path);
+
+  ScenarioDocument* document() const { return document_; }
+  ScenarioEditor* editor() const { return editor_; }
+  SimulationRunner* runner() const { return runner_; }
+  SummaryModel* summary_model() const { return summary_model_; }
+  MemoryPlanModel* memory_model() const { return memory_model_; }
+  TimelineModel* timeline_model() const { return timeline_model_; }
+  LatencyCdfModel* latency_model() const { return latency_model_; }
+  QTabWidget* tabs() const { return tabs_; }
+  QProgressBar* progress_bar() const { return progress_; }
+  QString banner_text() const;
+  // The snapshot on display, or null before the first finished run.
+  std::shared_ptr<const RunSnapshot> shown_result() const { return shown_; }
+
+  // Folder of the bundled scenarios (configs/scenarios of the catalog directory).
+  static QString bundled_scenarios_dir();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void build_actions();
+  void on_document_changed();
+  void on_run_finished(std::shared_ptr<const RunSnapshot> snapshot);
+  void on_run_failed(quint64 job, const QString& message);
+  void on_run_cancelled(quint64 job);
+  void on_progress(quint64 job, double fraction, double sim_time_s);
+  void set_busy(bool busy);
+  void show_banner(const QString& text, bool error);
+  void remember_file(const QString& path);
+  void update_title();
+  // Asks to save unsaved edits; false when the user cancels.
+  bool maybe_save();
+  void open_dialog();
+  bool save_action();
+  bool save_as_action();
+  void export_png_action();
+  void export_csv_action();
+  void copy_cli_command();
+  void fill_recent_menu();
+  void fill_bundled_menu();
+  QAbstractItemModel* tab_model(Tab tab) const;
+
+  ScenarioDocument* document_;
+  SimulationRunner* runner_;
+  SummaryModel* summary_model_;
+  MemoryPlanModel* memory_model_;
+  TimelineModel* timeline_model_;
+  LatencyCdfModel* latency_model_;
+  ScenarioEditor* editor_ = nullptr;
+  QTabWidget* tabs_ = nullptr;
+  QTableView* summary_view_ = nullptr;
+  QLabel* banner_ = nullptr;
+  QLabel* status_ = nullptr;
+  QProgressBar* progress_ = nullptr;
+  QPushButton* cancel_button_ = nullptr;
+  QAction* run_action_ = nullptr;
+  QAction* cancel_action_ = nullptr;
+  QMenu* recent_menu_ = nullptr;
+  QMenu* bundled_menu_ = nullptr;
+  std::shared_ptr<const RunSnapshot> shown_;
+  std::vector<HardwareSpec> gpu_catalog_;  // for "would fit on ..." in the not-fit message
+  bool edited_since_run_ = false;
+};
+
+}  // namespace servesim::gui

@@ -1,0 +1,52 @@
+// MemoryPlanModel: one GPU's memory budget (a MemoryPlan from compute_unchecked, so a
+// deployment that does not fit still shows by how much) as a table of components in GiB:
+// weights, activation peak, non-torch overhead, CUDA graphs, KV cache, and the memory left
+// outside gpu_memory_utilization. A negative KV cache means the rest does not fit.
+//
+// Columns: Component, GiB. Rows are fixed (kRowCount) while a plan is set, none otherwise.
+// Thread-safety: GUI thread only.
+#pragma once
+
+#include <QAbstractTableModel>
+#include <QString>
+#include <optional>
+
+#include "models/memory_plan.h"
+
+namespace servesim::gui {
+
+class MemoryPlanModel : public QAbstractTableModel {
+  Q_OBJECT
+
+ public:
+  enum Row { kWeights, kActivations, kNonTorch, kCudaGraphs, kKvCache, kReserved, kRowCount };
+  enum Column { kComponent, kGib, kColumnCount };
+
+  explicit MemoryPlanModel(QObject* parent = nullptr);
+
+  // nullopt clears the table (the scenario does not name a usable model and GPU).
+  // `problem` is MemoryPlan::compute's one-line error (with its fix) when the deployment
+  // does not fit; empty when it does.
+  void set_plan(std::optional<MemoryPlan> plan, QString problem = {});
+  const std::optional<MemoryPlan>& plan() const { return plan_; }
+  const QString& problem() const { return problem_; }
+
+  static QString row_name(Row row);
+  // Bytes of a component on the busiest GPU (kKvCache may be negative).
+  int64_t bytes(Row row) const;
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  QVariant headerData(int section, Qt::Orientation orientation,
+                      int role = Qt::DisplayRole) const override;
+
+ signals:
+  void plan_changed();
+
+ private:
+  std::optional<MemoryPlan> plan_;
+  QString problem_;
+};
+
+}  // namespace servesim::gui

@@ -1,0 +1,44 @@
+// RunSnapshot: everything the GUI shows about one finished simulation run, as a plain value
+// built on the worker thread and handed to the GUI thread whole (never shared mutably).
+// Views keep their own copies; nothing in it points back into the simulation.
+// Units: seconds unless a name says otherwise.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/memory_plan.h"
+#include "sim/metrics.h"
+#include "sim/simulation.h"
+
+namespace servesim::gui {
+
+// One time-series sample of the whole deployment (all replicas at one simulated time).
+struct TimelinePoint {
+  double time_s = 0.0;
+  int running = 0;            // sequences in running batches, all replicas
+  int waiting = 0;            // sequences waiting, all replicas
+  double kv_usage = 0.0;      // fraction of KV blocks in use, mean over replicas, 0..1
+  int tokens_in_step = 0;     // tokens computed by the replicas' last steps, summed
+  int preemptions_total = 0;  // preemptions since the start, all replicas
+};
+
+// The latency distributions at evenly spaced quantiles (the x of a CDF plot).
+struct CdfPoint {
+  double quantile = 0.0;  // 0..1
+  double ttft_s = 0.0;
+  double tpot_s = 0.0;
+  double e2e_s = 0.0;
+};
+
+struct RunSnapshot {
+  uint64_t job = 0;
+  SimulationResult result;
+  SloSpec slo;
+  MemoryPlan plan;
+  std::vector<TimelinePoint> timeline;  // downsampled to a bounded number of points
+  std::vector<CdfPoint> cdf;            // empty when no request completed
+  double wall_s = 0.0;                  // wall-clock seconds the run took
+};
+
+}  // namespace servesim::gui

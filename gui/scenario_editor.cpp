@@ -1,0 +1,280 @@
+#include "gui/scenario_editor.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QSignalBlocker>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTextBlock>
+#include <QToolButton>
+#include <QVBoxLayout>
+#include <limits>
+
+#include "gui/scenario_document.h"
+
+namespace servesim::gui {
+namespace {
+
+constexpr int kMaxInt = std::numeric_limits<int>::max();
+const char* const kInvalidStyle = "border: 1px solid #c62828;";
+
+QSpinBox* int_box(int min, const QString& zero_text = {}) {
+  auto* box = new QSpinBox();
+  box->setRange(min, kMaxInt);
+  box->setGroupSeparatorShown(false);
+  if (!zero_text.isEmpty()) box->setSpecialValueText(zero_text);
+  box->setKeyboardTracking(false);
+  return box;
+}
+
+QDoubleSpinBox* double_box(double min, double max, double step, int decimals) {
+  auto* box = new QDoubleSpinBox();
+  box->setRange(min, max);
+  box->setSingleStep(step);
+  box->setDecimals(decimals);
+  box->setKeyboardTracking(false);
+  return box;
+}
+
+QComboBox* name_box(const QStringList& names) {
+  auto* box = new QComboBox();
+  box->setEditable(true);
+  box->addItems(names);
+  box->setInsertPolicy(QComboBox::NoInsert);
+  box->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  box->setMinimumContentsLength(14);
+  return box;
+}
+
+}  // namespace
+
+ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      error_(new QLabel(this)),
+      text_(new QPlainTextEdit(this)) {
+  QStringList models;
+  for (const ModelSpec& m : document_->catalog().models()) models << QString::fromStdString(m.name);
+  QStringList gpus;
+  for (const HardwareSpec& g : document_->catalog().gpus()) gpus << QString::fromStdString(g.name);
+
+  auto* form_box = new QGroupBox(tr("Deployment, engine, load"), this);
+  auto* form = new QFormLayout(form_box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+  auto with_browse = [this, form_box](QWidget* box, const std::string& key, const QString& title) {
+    auto* row = new QWidget(form_box);
+    auto* layout = new QHBoxLayout(row);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(box, 1);
+    auto* browse = new QToolButton(row);
+    browse->setText(QStringLiteral("…"));
+    browse->setToolTip(title);
+    connect(browse, &QToolButton::clicked, this, [this, key, title] { browse_file(key, title); });
+    layout->addWidget(browse);
+    return row;
+  };
+
+  auto* model = name_box(models);
+  model->setToolTip(tr("Catalog name, or a model / Hugging Face config.json path"));
+  form->addRow(tr("&Model"), with_browse(model, "model", tr("Choose a model or config.json file")));
+  add_field("model", model, {QStringLiteral("--model"), QStringLiteral("unknown model")});
+
+  auto* gpu = name_box(gpus);
+  gpu->setToolTip(tr("Catalog name, or a GPU JSON path"));
+  form->addRow(tr("&GPU"), with_browse(gpu, "gpu", tr("Choose a GPU JSON file")));
+  add_field("gpu", gpu, {QStringLiteral("--gpu"), QStringLiteral("unknown GPU")});
+
+  struct IntKnob {
+    const char* key;
+    QString label;
+    int min;
+    QString zero_text;
+    QString tip;
+  };
+  const IntKnob ints[] = {
+      {"parallel.tensor_parallel_size", tr("&TP size"), 1, {}, tr("--tensor-parallel-size")},
+      {"parallel.pipeline_parallel_size", tr("&PP size"), 1, {}, tr("--pipeline-parallel-size")},
+      {"parallel.data_parallel_size", tr("&DP replicas"), 1, {}, tr("--data-parallel-size")},
+      {"engine.max_num_seqs", tr("max_num_&seqs"), 0, tr("vLLM default"), tr("--max-num-seqs")},
+      {"engine.max_num_batched_tokens", tr("max_num_&batched_tokens"), 0, tr("vLLM default"),
+       tr("--max-num-batched-tokens")},
+      {"engine.max_model_len", tr("max_model_&len"), 0, tr("model's maximum"),
+       tr("--max-model-len")},
+  };
+  for (const IntKnob& k : ints) {
+    QSpinBox* box = int_box(k.min, k.zero_text);
+    box->setToolTip(k.tip);
+    form->addRow(k.label, box);
+    const std::string key = k.key;
+    const QString leaf = QString::fromStdString(key.substr(key.rfind('.') + 1));
+    add_field(key, box, {leaf, k.tip});
+  }
+
+  QDoubleSpinBox* utilization = double_box(0.0, 1.0, 0.01, 3);
+  utilization->setToolTip(tr("--gpu-memory-utilization"));
+  form->addRow(tr("gpu_memory_&utilization"), utilization);
+  add_field("engine.gpu_memory_utilization", utilization,
+            {QStringLiteral("gpu_memory_utilization"), QStringLiteral("--gpu-memory-utilization")});
+
+  auto* prefix = new QCheckBox(tr("enable_prefix_caching"), form_box);
+  prefix->setToolTip(tr("--enable-prefix-caching"));
+  form->addRow(QString(), prefix);
+  add_field("engine.enable_prefix_caching", prefix,
+            {QStringLiteral("enable_prefix_caching"), QStringLiteral("--enable-prefix-caching")});
+
+  QDoubleSpinBox* rate = double_box(0.0, 1e6, 0.5, 3);
+  rate->setSuffix(tr(" req/s"));
+  rate->setToolTip(tr("workload.arrival.rate_qps (inline open-loop workloads)"));
+  form->addRow(tr("Arrival &rate"), rate);
+  add_field("workload.arrival.rate_qps", rate, {QStringLiteral("rate_qps")});
+
+  error_->setWordWrap(true);
+  error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_->setStyleSheet(QStringLiteral("color: #c62828;"));
+  error_->setObjectName(QStringLiteral("validation_error"));
+
+  text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  text_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  text_->setTabChangesFocus(true);
+  connect(text_, &QPlainTextEdit::textChanged, this,
+          [this] { document_->set_text(text_->toPlainText()); });
+
+  auto* upper = new QWidget(this);
+  auto* upper_layout = new QVBoxLayout(upper);
+  upper_layout->setContentsMargins(0, 0, 0, 0);
+  upper_layout->addWidget(form_box);
+  upper_layout->addWidget(error_);
+  auto* splitter = new QSplitter(Qt::Vertical, this);
+  splitter->addWidget(upper);
+  splitter->addWidget(text_);
+  splitter->setStretchFactor(1, 1);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(splitter);
+
+  connect(document_, &ScenarioDocument::changed, this, &ScenarioEditor::refresh);
+  refresh();
+}
+
+void ScenarioEditor::add_field(const std::string& key, QWidget* widget, QStringList needles) {
+  widget->setObjectName(QString::fromStdString(key));
+  fields_.push_back({key, widget, std::move(needles), widget->toolTip()});
+  const Field field = fields_.back();
+  if (auto* combo = qobject_cast<QComboBox*>(widget)) {
+    connect(combo, &QComboBox::currentTextChanged, this, [this, field] { write_field(field); });
+  } else if (auto* spin = qobject_cast<QSpinBox*>(widget)) {
+    connect(spin, &QSpinBox::valueChanged, this, [this, field] { write_field(field); });
+  } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(widget)) {
+    connect(dspin, &QDoubleSpinBox::valueChanged, this, [this, field] { write_field(field); });
+  } else if (auto* check = qobject_cast<QCheckBox*>(widget)) {
+    connect(check, &QCheckBox::toggled, this, [this, field] { write_field(field); });
+  }
+}
+
+QStringList ScenarioEditor::field_keys() const {
+  QStringList keys;
+  for (const Field& f : fields_) keys << QString::fromStdString(f.key);
+  return keys;
+}
+
+QWidget* ScenarioEditor::field(const QString& key) const {
+  for (const Field& f : fields_) {
+    if (QString::fromStdString(f.key) == key) return f.widget;
+  }
+  return nullptr;
+}
+
+QStringList ScenarioEditor::invalid_fields() const {
+  QStringList keys;
+  for (const Field& f : fields_) {
+    if (f.widget->property("invalid").toBool()) keys << QString::fromStdString(f.key);
+  }
+  return keys;
+}
+
+QString ScenarioEditor::error_text() const {
+  return error_->text();
+}
+
+void ScenarioEditor::write_field(const Field& field) {
+  std::optional<nlohmann::json> value;
+  if (auto* combo = qobject_cast<QComboBox*>(field.widget)) {
+    value = combo->currentText().toStdString();
+  } else if (auto* spin = qobject_cast<QSpinBox*>(field.widget)) {
+    // 0 on a box with a special text means "the default": the key is removed.
+    if (spin->value() != 0 || spin->specialValueText().isEmpty()) value = spin->value();
+  } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(field.widget)) {
+    value = dspin->value();
+  } else if (auto* check = qobject_cast<QCheckBox*>(field.widget)) {
+    value = check->isChecked();
+  }
+  document_->set_value(field.key, value);
+}
+
+void ScenarioEditor::browse_file(const std::string& key, const QString& title) {
+  const QString file = QFileDialog::getOpenFileName(this, title, document_->base_dir(),
+                                                    tr("JSON files (*.json);;All files (*)"));
+  if (file.isEmpty()) return;
+  document_->set_value(key, QDir(document_->base_dir()).relativeFilePath(file).toStdString());
+}
+
+void ScenarioEditor::refresh() {
+  const bool editable = document_->is_json_object();
+  const QString error = document_->error();
+  for (const Field& f : fields_) {
+    const QSignalBlocker block(f.widget);
+    const std::optional<nlohmann::json> v = document_->value(f.key);
+    f.widget->setEnabled(editable);
+    if (auto* combo = qobject_cast<QComboBox*>(f.widget)) {
+      const QString text = v && v->is_string() ? QString::fromStdString(v->get<std::string>()) : "";
+      if (combo->currentText() != text) combo->setEditText(text);
+    } else if (auto* spin = qobject_cast<QSpinBox*>(f.widget)) {
+      spin->setValue(v && v->is_number_integer() ? v->get<int>() : spin->minimum());
+    } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(f.widget)) {
+      if (f.key == "workload.arrival.rate_qps") {
+        // Only inline open-loop workloads have a rate to turn.
+        f.widget->setEnabled(editable && v && v->is_number());
+      }
+      const double fallback = f.key == "engine.gpu_memory_utilization" ? 0.9 : 0.0;
+      dspin->setValue(v && v->is_number() ? v->get<double>() : fallback);
+    } else if (auto* check = qobject_cast<QCheckBox*>(f.widget)) {
+      check->setChecked(v && v->is_boolean() ? v->get<bool>() : true);
+    }
+    bool invalid = false;
+    for (const QString& needle : f.needles) invalid = invalid || error.contains(needle);
+    f.widget->setProperty("invalid", invalid);
+    f.widget->setStyleSheet(invalid ? QString::fromLatin1(kInvalidStyle) : QString());
+    f.widget->setToolTip(invalid ? error : f.tip);
+  }
+
+  error_->setText(error);
+  error_->setVisible(!error.isEmpty());
+
+  if (text_->toPlainText() != document_->text()) {
+    const QSignalBlocker block(text_);
+    text_->setPlainText(document_->text());
+  }
+  QList<QTextEdit::ExtraSelection> marks;
+  if (document_->error_line() > 0) {
+    QTextEdit::ExtraSelection mark;
+    mark.format.setBackground(QColor(0xff, 0xd6, 0xd6));
+    mark.format.setProperty(QTextFormat::FullWidthSelection, true);
+    mark.cursor =
+        QTextCursor(text_->document()->findBlockByLineNumber(document_->error_line() - 1));
+    marks << mark;
+  }
+  text_->setExtraSelections(marks);
+}
+
+}  // namespace servesim::gui

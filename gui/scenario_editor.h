@@ -1,0 +1,58 @@
+// ScenarioEditor: the editing surface of a ScenarioDocument — form fields for the knobs
+// people turn most (model, GPU, TP/PP/DP, max_num_seqs, max_num_batched_tokens,
+// max_model_len, gpu_memory_utilization, prefix caching, arrival rate) above the full JSON
+// text. Both edit the same document: a field writes its key into the JSON, typing in the
+// JSON refreshes the fields. The validation error is shown under the form; the field it
+// names gets a red frame and the error as its tooltip, and a JSON syntax error marks its line.
+//
+// Thread-safety: GUI thread only. Borrows the document (which must outlive the editor).
+#pragma once
+
+#include <QString>
+#include <QStringList>
+#include <QWidget>
+#include <string>
+#include <vector>
+
+class QLabel;
+class QPlainTextEdit;
+
+namespace servesim::gui {
+
+class ScenarioDocument;
+
+class ScenarioEditor : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit ScenarioEditor(ScenarioDocument* document, QWidget* parent = nullptr);
+
+  // The scenario keys of the form fields, in form order (e.g. "engine.max_num_seqs").
+  QStringList field_keys() const;
+  // The widget editing `key` (a QComboBox, QSpinBox, QDoubleSpinBox or QCheckBox).
+  QWidget* field(const QString& key) const;
+  // Keys of the fields currently flagged invalid.
+  QStringList invalid_fields() const;
+  QPlainTextEdit* text_edit() const { return text_; }
+  QString error_text() const;
+
+ private:
+  struct Field {
+    std::string key;
+    QWidget* widget = nullptr;
+    QStringList needles;  // an error mentioning one of these is about this field
+    QString tip;          // the tooltip while the field is valid
+  };
+
+  void add_field(const std::string& key, QWidget* widget, QStringList needles);
+  void refresh();
+  void write_field(const Field& field);
+  void browse_file(const std::string& key, const QString& title);
+
+  ScenarioDocument* document_;
+  std::vector<Field> fields_;
+  QLabel* error_;
+  QPlainTextEdit* text_;
+};
+
+}  // namespace servesim::gui

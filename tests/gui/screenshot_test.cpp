@@ -1,0 +1,97 @@
+// Renders every view of a real result (and the editor flagging a bad value) to PNG and checks
+// that each is not blank. The PNGs go to $SERVESIM_SCREENSHOT_DIR (ctest: the build tree);
+// docs/images/ holds copies made this way.
+#include <QDir>
+#include <QImage>
+#include <QSet>
+#include <QSignalSpy>
+#include <QTabWidget>
+#include <QTest>
+
+#include "gui/main_window.h"
+#include "gui/scenario_document.h"
+#include "gui/simulation_runner.h"
+#include "gui_test_registry.h"
+
+namespace servesim::gui {
+namespace {
+
+QString screenshot_dir() {
+  const QString dir = qEnvironmentVariable("SERVESIM_SCREENSHOT_DIR", QDir::tempPath());
+  QDir().mkpath(dir);
+  return dir;
+}
+
+// Not blank: many colours, and a fair share of pixels unlike the most common (background) one.
+void verify_not_blank(const QImage& image, const QString& what, bool expect_colour) {
+  QVERIFY2(!image.isNull() && image.width() > 200 && image.height() > 150, qPrintable(what));
+  QHash<QRgb, int> counts;
+  int coloured = 0;
+  for (int y = 0; y < image.height(); y += 2) {
+    for (int x = 0; x < image.width(); x += 2) {
+      const QColor c = image.pixelColor(x, y);
+      ++counts[c.rgb()];
+      if (c.hsvSaturation() > 80 && c.value() > 60) ++coloured;
+    }
+  }
+  int background = 0;
+  for (int n : counts) background = std::max(background, n);
+  const int total = ((image.width() + 1) / 2) * ((image.height() + 1) / 2);
+  QVERIFY2(counts.size() > 32, qPrintable(what + ": too few colours"));
+  QVERIFY2(total - background > total / 50, qPrintable(what + ": nearly all background"));
+  // Charts draw coloured series; a view without them has not been drawn.
+  if (expect_colour) QVERIFY2(coloured > total / 500, qPrintable(what + ": no coloured series"));
+}
+
+}  // namespace
+
+class ScreenshotTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void every_view_of_a_real_result() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    QVERIFY(w.open_template(test::scenario_path("quickstart.json")));
+    // Enough load on a small KV cache that queues form and sequences get preempted, so
+    // every timeline chart has something to show.
+    w.document()->set_value("workload.num_requests", nlohmann::json(800));
+    w.document()->set_value("workload.arrival.rate_qps", nlohmann::json(16));
+    w.document()->set_value("engine.gpu_memory_utilization", nlohmann::json(0.3));
+    QSignalSpy finished(w.runner(), &SimulationRunner::finished);
+    QVERIFY(w.run());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+
+    const char* names[] = {"summary", "memory", "timeline", "latency"};
+    for (int tab = 0; tab < MainWindow::kTabCount; ++tab) {
+      w.tabs()->setCurrentIndex(tab);
+      QCoreApplication::processEvents();
+      const QImage page = w.tabs()->currentWidget()->grab().toImage();
+      verify_not_blank(page, names[tab], tab != MainWindow::kSummaryTab);
+      const QString path = screenshot_dir() + "/gui-" + names[tab] + ".png";
+      QVERIFY(w.grab().save(path));
+      verify_not_blank(QImage(path), path, tab != MainWindow::kSummaryTab);
+    }
+  }
+
+  void the_editor_flagging_a_bad_value() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    QVERIFY(w.open_template(test::scenario_path("quickstart.json")));
+    w.document()->set_value("parallel.tensor_parallel_size", nlohmann::json(3));
+    QVERIFY(!w.document()->error().isEmpty());
+    w.tabs()->setCurrentIndex(MainWindow::kMemoryTab);
+    QCoreApplication::processEvents();
+    const QString path = screenshot_dir() + "/gui-validation.png";
+    QVERIFY(w.grab().save(path));
+    verify_not_blank(QImage(path), path, false);  // no plan to chart: the scenario is invalid
+  }
+};
+
+SERVESIM_GUI_TEST(ScreenshotTest);
+
+}  // namespace servesim::gui
+
+#include "screenshot_test.moc"
