@@ -42,6 +42,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_flag("--pareto", o.pareto,
                 "Print the frontier of output tokens/s per GPU against tokens/s per user (CSV, "
                 "or JSON with --json)");
+  cmd->add_flag("--search-all", o.search_all,
+                "Search every candidate, also those whose cost bound rules them out of the top "
+                "K (implied by --pareto)");
   cmd->add_flag("--json", o.json, "Print JSON");
   cmd->add_option("--out", o.out_dir, "Write plan.csv, plan.json and pareto.csv here");
   return cmd;
@@ -77,6 +80,8 @@ int run_plan_command(const PlanCommandOptions& o) {
   p.top_k = o.top;
   p.requests = o.requests;
   p.threads = o.threads;
+  // The frontier needs every candidate's operating point, not only the cheapest ones.
+  p.search_all = o.search_all || o.pareto;
   Catalog catalog;
   const PlanReport report = plan(p, catalog);
 

@@ -1,10 +1,10 @@
 // `servesim plan SCENARIO.json (--target-qps Q | --target-concurrency C) [--slo ttft:p99=0.5
 // ...] [--gpus ...] [--tp ...] [--pp ...] [--max-num-seqs ...] [--max-gpus N]
 // [--max-budget-per-hour D] [--fix key=value ...] [--top K] [--requests N] [--threads N]
-// [--pareto] [--json] [--out DIR]`: the capacity planner (sim/planner.h, docs/planning.md).
-// Prints a ranked table and the winner's `vllm serve` line, or, when nothing meets the SLOs,
-// the closest candidates and what would have to change. --out writes plan.csv, plan.json
-// and pareto.csv. Not thread-safe (CLI process).
+// [--pareto] [--search-all] [--json] [--out DIR]`: the capacity planner (sim/planner.h,
+// docs/planning.md). Prints a ranked table and the winner's `vllm serve` line, or, when nothing
+// meets the SLOs, the closest candidates and what would have to change. --out writes plan.csv,
+// plan.json and pareto.csv. Not thread-safe (CLI process).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -32,6 +32,7 @@ struct PlanCommandOptions {
   uint64_t requests = 2000;
   int threads = 0;
   bool pareto = false;
+  bool search_all = false;
   bool json = false;
   std::string out_dir;
 };

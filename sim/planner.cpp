@@ -28,6 +28,9 @@ constexpr int kExtraVerifyReplicas = 2;         // replicas added when verificat
 constexpr uint64_t kMaxVerifyRequestScale = 8;  // verification runs <= 8x --requests
 constexpr int kDefaultTp[] = {1, 2, 4, 8};
 constexpr double kInfiniteGap = 1e300;
+// Candidates searched between two updates of the cost bound; fixed, so the set searched
+// does not depend on the thread count.
+constexpr size_t kSearchWave = 16;
 
 double percentile_of(const LatencyStats& s, int p) {
   switch (p) {
@@ -261,16 +264,18 @@ int rank_group(const PlanCandidate& c) {
   switch (c.status) {
     case CandidateStatus::kFeasible:
       return c.verified ? 0 : 1;
-    case CandidateStatus::kOverLimits:
+    case CandidateStatus::kDominated:
       return 2;
-    case CandidateStatus::kSloUnreachable:
+    case CandidateStatus::kOverLimits:
       return 3;
-    case CandidateStatus::kDoesNotFit:
+    case CandidateStatus::kSloUnreachable:
       return 4;
+    case CandidateStatus::kDoesNotFit:
+      return 5;
     case CandidateStatus::kInvalid:
       break;
   }
-  return 5;
+  return 6;
 }
 
 bool rank_before(const PlanCandidate& a, const PlanCandidate& b) {
@@ -456,6 +461,8 @@ std::string_view candidate_status_name(CandidateStatus status) {
   switch (status) {
     case CandidateStatus::kFeasible:
       return "feasible";
+    case CandidateStatus::kDominated:
+      return "not searched";
     case CandidateStatus::kOverLimits:
       return "over limits";
     case CandidateStatus::kSloUnreachable:
@@ -612,17 +619,18 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
   }
   report.simulated = survivors.size();
   std::vector<Evaluation> probes(candidates.size());
+  auto run_one = [&](size_t i, PlanLoad kind, double value, bool early_stop) {
+    PlanCandidate& c = candidates[i];
+    ++c.evaluations;
+    const SimulationConfig cfg = context.config(gpus[gpu_of[i]], c, 1, kind, value, o.requests);
+    return context.evaluate(cfg, kind == PlanLoad::kQps ? value : std::nan(""), early_stop);
+  };
+  // Saturation probes first: they bound what each candidate can sustain.
   parallel_for(survivors.size(), o.threads, [&](size_t k) {
     const size_t i = survivors[k];
     PlanCandidate& c = candidates[i];
-    const HardwareSpec& gpu = gpus[gpu_of[i]];
-    auto run = [&](PlanLoad kind, double value, bool early_stop) {
-      ++c.evaluations;
-      const SimulationConfig cfg = context.config(gpu, c, 1, kind, value, o.requests);
-      return context.evaluate(cfg, kind == PlanLoad::kQps ? value : std::nan(""), early_stop);
-    };
     try {
-      probes[i] = run(PlanLoad::kConcurrency, c.max_num_seqs, false);
+      probes[i] = run_one(i, PlanLoad::kConcurrency, c.max_num_seqs, false);
     } catch (const ConfigError& e) {
       c.status = CandidateStatus::kInvalid;
       c.reason = e.what();
@@ -630,16 +638,38 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
       c.gap = kInfiniteGap;
       return;
     }
-    const Evaluation& probe = probes[i];
-    c.capacity = probe.summary.request_throughput;
+    c.capacity = probes[i].summary.request_throughput;
     if (!(c.capacity > 0)) {
       c.status = CandidateStatus::kInvalid;
       c.reason = "the saturation probe completed no request";
       c.limit = "invalid";
       c.gap = kInfiniteGap;
-      return;
     }
-    const bool qps = o.load == PlanLoad::kQps;
+  });
+  // The search never goes above its upper bound, so replicas >= target / bound and the
+  // cost is at least lower_bound[i]: a candidate whose bound exceeds the K-th cheapest
+  // feasible cost found so far cannot enter the top K and is not searched (unless
+  // search_all). Waves of fixed size in bound order keep this independent of threads.
+  const bool qps = o.load == PlanLoad::kQps;
+  std::vector<double> lower_bound(candidates.size(), 0);
+  std::vector<size_t> pending;
+  for (size_t i : survivors) {
+    PlanCandidate& c = candidates[i];
+    if (c.status != CandidateStatus::kFeasible) continue;
+    const double bound = qps ? c.capacity : 2.0 * c.max_num_seqs;
+    lower_bound[i] =
+        std::ceil(o.target_load / bound - 1e-9) * c.gpus_per_replica * c.price_per_gpu_hour;
+    pending.push_back(i);
+  }
+  std::stable_sort(pending.begin(), pending.end(),
+                   [&](size_t a, size_t b) { return lower_bound[a] < lower_bound[b]; });
+  auto search = [&](size_t i) {
+    PlanCandidate& c = candidates[i];
+    const HardwareSpec& gpu = gpus[gpu_of[i]];
+    auto run = [&](PlanLoad kind, double value, bool early_stop) {
+      return run_one(i, kind, value, early_stop);
+    };
+    const Evaluation& probe = probes[i];
     double lo = 0;
     double hi = qps ? c.capacity : 2.0 * c.max_num_seqs;
     std::string fail_reason = "throughput";
@@ -695,7 +725,37 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
     c.predicted = c.at_sustained;
     price_out(c, o);
     within_limits(c, o);
-  });
+  };
+  std::vector<double> feasible_costs;
+  for (size_t start = 0; start < pending.size(); start += kSearchWave) {
+    double bound = std::numeric_limits<double>::infinity();
+    if (!o.search_all && feasible_costs.size() >= static_cast<size_t>(o.top_k)) {
+      std::sort(feasible_costs.begin(), feasible_costs.end());
+      bound = feasible_costs[static_cast<size_t>(o.top_k) - 1];
+    }
+    std::vector<size_t> wave;
+    for (size_t k = start; k < std::min(pending.size(), start + kSearchWave); ++k) {
+      const size_t i = pending[k];
+      if (lower_bound[i] > bound) {
+        PlanCandidate& c = candidates[i];
+        c.status = CandidateStatus::kDominated;
+        c.limit = "cost";
+        c.reason = fmt("costs at least $%.2f/hour", lower_bound[i]) +
+                   fmt(" (capacity %.3g req/s per replica)", c.capacity) +
+                   fmt(", more than the top %.0f found", o.top_k) + fmt(" ($%.2f/hour)", bound);
+        c.gap = lower_bound[i];
+      } else {
+        wave.push_back(i);
+      }
+    }
+    report.searched += wave.size();
+    parallel_for(wave.size(), o.threads, [&](size_t k) { search(wave[k]); });
+    for (size_t i : wave) {
+      if (candidates[i].status == CandidateStatus::kFeasible) {
+        feasible_costs.push_back(candidates[i].cost_per_hour);
+      }
+    }
+  }
 
   // Verify the cheapest K with the whole cluster at the target load.
   std::vector<size_t> order(candidates.size());
@@ -846,7 +906,8 @@ nlohmann::json PlanReport::to_json() const {
   j["max_error_rate"] = max_error_rate;
   j["requests_per_evaluation"] = requests;
   j["candidates_enumerated"] = enumerated;
-  j["candidates_simulated"] = simulated;
+  j["candidates_probed"] = simulated;
+  j["candidates_searched"] = searched;
   j["simulations"] = simulations;
   j["feasible"] = feasible();
   if (feasible()) {
@@ -942,8 +1003,8 @@ std::string PlanReport::to_table(size_t rows) const {
       "plan: " + model + " (" + scenario + "), target " + load_text(load, target_load) + ", SLO";
   for (const SloTarget& s : slos) out += " " + s.name() + fmt("<=%.0fms", s.limit_s * 1e3);
   out += "\n  " + std::to_string(enumerated) + " candidates, " + std::to_string(simulated) +
-         " searched by simulation (" + std::to_string(simulations) + " simulations of " +
-         std::to_string(requests) + " requests)\n\n";
+         " probed, " + std::to_string(searched) + " searched (" + std::to_string(simulations) +
+         " simulations of " + std::to_string(requests) + " requests)\n\n";
   if (!feasible()) {
     out += "No candidate meets the SLOs within the limits. Closest candidates:\n";
     size_t shown = 0;

@@ -13,6 +13,9 @@
 //      (open loop) completed requests/s reach 90% of the offered rate. Every evaluation
 //      uses the same seed, so the search is deterministic.
 //   4. Replicas = ceil(target / sustained); cost = GPUs x price; $/1M tokens at the target.
+//      Candidates are searched in order of a cost lower bound (replicas at the probe's
+//      capacity); once K feasible ones are known, those whose bound exceeds the K-th cost
+//      are skipped (reported as not searched) unless search_all is set.
 //   5. Rank by $/hour (then headroom, then fewer GPUs); verify the top K with a
 //      full-cluster simulation at the target load (router included), adding up to two
 //      replicas when the cluster misses an SLO; verified candidates rank first.
@@ -64,11 +67,15 @@ struct PlanOptions {
   std::optional<double> max_budget_per_hour;  // dollars per hour, whole deployment
   int top_k = 3;                              // candidates verified with a full-cluster simulation
   uint64_t requests = 2000;                   // requests per single-replica evaluation
-  int threads = 0;                            // <= 0: all cores
+  int threads = 0;  // <= 0: all cores  // Search every candidate, even those whose cost bound rules
+                    // them out of the top K (for
+  // a complete table and Pareto frontier).
+  bool search_all = false;
 };
 
 enum class CandidateStatus {
   kFeasible,        // meets the SLOs within the limits
+  kDominated,       // not searched: its cost bound exceeds the K-th cheapest feasible
   kOverLimits,      // meets the SLOs, but needs more GPUs or money than allowed
   kSloUnreachable,  // misses an SLO even at the lowest load searched
   kDoesNotFit,      // pruned by MemoryPlan
@@ -125,7 +132,8 @@ struct PlanReport {
   double max_error_rate = 0;
   uint64_t requests = 0;
   size_t enumerated = 0;  // candidates before pruning
-  size_t simulated = 0;   // candidates searched with simulations
+  size_t simulated = 0;   // candidates that fit and got a saturation probe
+  size_t searched = 0;    // of those, candidates whose sustained load was searched
   uint64_t simulations = 0;
   // Ranked: feasible (verified first), then the rest by how close they came.
   std::vector<PlanCandidate> candidates;
