@@ -1,0 +1,75 @@
+// End-to-end tests of `servesim engine bench`: a tiny model, small measurement buffers.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_runner.h"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliResult;
+using testing::run_servesim;
+
+std::string tiny_model_file() {
+  const fs::path path = fs::temp_directory_path() / "servesim_engine_cli_tiny.json";
+  std::ofstream(path) << R"({"name": "tiny-cli", "hidden_size": 32, "num_layers": 2,
+    "num_heads": 4, "num_kv_heads": 2, "head_dim": 8, "intermediate_size": 48,
+    "vocab_size": 64, "max_position_embeddings": 64})";
+  return path.string();
+}
+
+const std::string kSmall = " --bandwidth-mib 4 --gemm-size 32 --repeats 1 --gen-len 3";
+
+void expect_one_line_error(const CliResult& r, const std::string& needle) {
+  EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+  EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << r.err;
+  EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
+}
+
+TEST(EngineBenchCommand, PrintsPrefillAndDecodeTables) {
+  const CliResult r =
+      run_servesim("engine bench --model " + tiny_model_file() + " --prompt-len 8 16" + kSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("prefill"), std::string::npos);
+  EXPECT_NE(r.out.find("%GEMM"), std::string::npos);
+  EXPECT_NE(r.out.find("%BW"), std::string::npos);
+}
+
+TEST(EngineBenchCommand, JsonHasOnePointPerBatchAndPrompt) {
+  const CliResult r = run_servesim("engine bench --json --threads 2 --model " + tiny_model_file() +
+                                   " --prompt-len 8 --batch 1 3" + kSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 2u);
+  EXPECT_EQ(j["points"][1]["batch"], 3);
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p["prefill_tokens_per_s"].get<double>(), 0);
+    EXPECT_GT(p["decode_tokens_per_s"].get<double>(), 0);
+  }
+  EXPECT_GT(j["read_bandwidth_Bps"].get<double>(), 0);
+  EXPECT_EQ(j["params"], 19616);
+}
+
+TEST(EngineBenchCommand, BadInputIsAOneLineError) {
+  const std::string model = " --model " + tiny_model_file();
+  expect_one_line_error(run_servesim("engine bench --backend cuda" + model + kSmall),
+                        "--backend cuda");
+  expect_one_line_error(run_servesim("engine bench --prompt-len 62" + model + kSmall),
+                        "exceeds max_model_len 64");
+  expect_one_line_error(run_servesim("engine bench --model Mixtral-8x7B" + kSmall),
+                        "mixture-of-experts");
+  const fs::path truncated = fs::temp_directory_path() / "servesim_engine_cli_bad.safetensors";
+  std::ofstream(truncated) << "abc";
+  expect_one_line_error(run_servesim("engine bench --prompt-len 8 --checkpoint " +
+                                     truncated.string() + model + kSmall),
+                        "truncated");
+  fs::remove(truncated);
+}
+
+}  // namespace
+}  // namespace servesim
