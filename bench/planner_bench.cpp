@@ -6,6 +6,7 @@
 // whether every candidate is searched (search_all, as --pareto does) or the cost bound skips
 // those that cannot enter the top 3. All cores. Results and commands: docs/performance.md.
 #include <benchmark/benchmark.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
@@ -28,6 +29,13 @@ std::string scenario_file() {
   return path.string();
 }
 
+double process_cpu_s() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) * 1e-6;
+}
+
 void BM_Plan(benchmark::State& state) {
   const int64_t candidates = state.range(0);
   PlanOptions o;
@@ -42,10 +50,16 @@ void BM_Plan(benchmark::State& state) {
   o.search_all = state.range(2) != 0;
   const Catalog catalog;
   PlanReport report;
+  double cpu_s = 0;
   for (auto _ : state) {
+    // CPU seconds of every thread: on a shared machine, the figure that does not depend on
+    // what else runs (wall time on an idle machine is about cpu_s / cores).
+    const double before = process_cpu_s();
     report = plan(o, catalog);
+    cpu_s += process_cpu_s() - before;
     benchmark::DoNotOptimize(report.candidates.data());
   }
+  state.counters["cpu_s"] = cpu_s / static_cast<double>(state.iterations());
   state.counters["candidates"] = static_cast<double>(report.enumerated);
   state.counters["searched"] = static_cast<double>(report.searched);
   state.counters["simulations"] = static_cast<double>(report.simulations);
