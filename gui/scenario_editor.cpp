@@ -19,6 +19,7 @@
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <limits>
+#include <utility>
 
 #include "gui/scenario_document.h"
 
@@ -139,6 +140,20 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   form->addRow(tr("Arrival &rate"), rate);
   add_field("workload.arrival.rate_qps", rate, {QStringLiteral("rate_qps")});
 
+  // SLOs in seconds, as the scenario keys them; "none" removes the key.
+  const std::pair<const char*, QString> slos[] = {{"slo.ttft_s", tr("SLO TT&FT")},
+                                                  {"slo.tpot_s", tr("SLO TP&OT")},
+                                                  {"slo.e2e_s", tr("SLO &E2E")}};
+  for (const auto& [key, label] : slos) {
+    QDoubleSpinBox* box = double_box(0.0, 1e6, 0.01, 3);
+    box->setSuffix(tr(" s"));
+    box->setSpecialValueText(tr("none"));
+    box->setToolTip(QString::fromLatin1(key));
+    form->addRow(label, box);
+    const QString leaf = QString::fromLatin1(key).section(QLatin1Char('.'), 1);
+    add_field(key, box, {QStringLiteral("slo: ") + leaf, QStringLiteral("slo.") + leaf});
+  }
+
   error_->setWordWrap(true);
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   error_->setStyleSheet(QStringLiteral("color: #c62828;"));
@@ -215,7 +230,9 @@ void ScenarioEditor::write_field(const Field& field) {
     // 0 on a box with a special text means "the default": the key is removed.
     if (spin->value() != 0 || spin->specialValueText().isEmpty()) value = spin->value();
   } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(field.widget)) {
-    value = dspin->value();
+    if (dspin->value() != dspin->minimum() || dspin->specialValueText().isEmpty()) {
+      value = dspin->value();
+    }
   } else if (auto* check = qobject_cast<QCheckBox*>(field.widget)) {
     value = check->isChecked();
   }

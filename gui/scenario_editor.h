@@ -1,6 +1,6 @@
 // ScenarioEditor: the editing surface of a ScenarioDocument — form fields for the knobs
 // people turn most (model, GPU, TP/PP/DP, max_num_seqs, max_num_batched_tokens,
-// max_model_len, gpu_memory_utilization, prefix caching, arrival rate) above the full JSON
+// max_model_len, gpu_memory_utilization, prefix caching, arrival rate, SLOs) above the full JSON
 // text. Both edit the same document: a field writes its key into the JSON, typing in the
 // JSON refreshes the fields. The validation error is shown under the form; the field it
 // names gets a red frame and the error as its tooltip, and a JSON syntax error marks its line.

@@ -178,6 +178,14 @@ class MainWindowTest : public QObject {
 
     w.document()->set_value("parallel.tensor_parallel_size", nlohmann::json(4));
     QCOMPARE(tp->value(), 4);  // the JSON drives the form too
+
+    auto* e2e = qobject_cast<QDoubleSpinBox*>(w.editor()->field("slo.e2e_s"));
+    QCOMPARE(e2e->text(), QString("none"));
+    e2e->setValue(2.5);
+    QCOMPARE(w.document()->scenario()->config.metrics.slo.e2e_s, std::optional<double>(2.5));
+    e2e->setValue(0.0);  // "none" removes the key
+    QVERIFY(!w.document()->value("slo.e2e_s").has_value());
+    QCOMPARE(qobject_cast<QDoubleSpinBox*>(w.editor()->field("slo.ttft_s"))->value(), 0.5);
   }
 
   void broken_file_opens_with_its_errors_and_text() {
