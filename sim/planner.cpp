@@ -176,7 +176,11 @@ class PlanContext {
     w.num_requests = requests;
     w.steps.clear();
     if (load == PlanLoad::kConcurrency) {
-      if (w.kind != WorkloadKind::kClosedLoop) w.think_time_s = Distribution::fixed(0.0);
+      // Clients of a closed-loop scenario keep their think time when the target counts
+      // clients; the saturation probe of a QPS plan wants a full batch, so none.
+      if (w.kind != WorkloadKind::kClosedLoop || options_.load == PlanLoad::kQps) {
+        w.think_time_s = Distribution::fixed(0.0);
+      }
       w.kind = WorkloadKind::kClosedLoop;
       w.clients = std::max(1, static_cast<int>(value));
     } else {
