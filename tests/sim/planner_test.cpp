@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "models/config_error.h"
 
 namespace servesim {
@@ -83,6 +85,33 @@ TEST(Planner, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(one.to_json().dump(), two.to_json().dump());
   EXPECT_EQ(one.to_csv(), two.to_csv());
   EXPECT_EQ(one.pareto_csv(), two.pareto_csv());
+}
+
+// More candidates than one search wave (16): the cost bound skips some, never the top K.
+TEST(Planner, TheCostBoundSkipsOnlyCandidatesThatCannotEnterTheTopK) {
+  PlanOptions o = small_plan();
+  o.gpus = {"A100-80GB", "H100", "L40S", "L4", "B200"};
+  o.tp = {1, 2, 4, 8};
+  o.requests = 150;
+  o.threads = 2;
+  const PlanReport bounded = plan(o, Catalog());
+  o.search_all = true;
+  const PlanReport all = plan(o, Catalog());
+  EXPECT_EQ(bounded.enumerated, 20u);
+  EXPECT_LT(bounded.searched, all.searched);
+  EXPECT_LT(bounded.simulations, all.simulations);
+  ASSERT_TRUE(bounded.feasible());
+  for (size_t r = 0; r < static_cast<size_t>(o.top_k); ++r) {
+    EXPECT_EQ(bounded.candidates[r].gpu, all.candidates[r].gpu) << r;
+    EXPECT_EQ(bounded.candidates[r].tp, all.candidates[r].tp) << r;
+    EXPECT_EQ(bounded.candidates[r].replicas, all.candidates[r].replicas) << r;
+  }
+  EXPECT_TRUE(
+      std::any_of(bounded.candidates.begin(), bounded.candidates.end(),
+                  [](const PlanCandidate& c) { return c.status == CandidateStatus::kDominated; }));
+  EXPECT_TRUE(
+      std::none_of(all.candidates.begin(), all.candidates.end(),
+                   [](const PlanCandidate& c) { return c.status == CandidateStatus::kDominated; }));
 }
 
 TEST(Planner, AnUnreachableSloSaysSoAndWhatWouldHaveToChange) {
