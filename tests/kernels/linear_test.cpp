@@ -55,6 +55,8 @@ TEST(Linear, GemmWithBiasMatchesDoubleReference) {
   for (int threads : {1, 2}) {
     check_linear(37, 50, 96, true, threads);
     check_linear(3, 16, 8, true, threads);
+    check_linear(16, 70, 40, true, threads);  // the widest decode batch of dot products
+    check_linear(17, 70, 40, false, threads);
   }
 }
 
