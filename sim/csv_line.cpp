@@ -90,4 +90,14 @@ std::string resolve_path(const std::string& path, const std::string& base_dir) {
   return (std::filesystem::path(base_dir) / p).string();
 }
 
+std::string csv_escape(const std::string& field) {
+  if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (char ch : field) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
 }  // namespace servesim

@@ -1,7 +1,7 @@
-// Small CSV and number-parsing helpers shared by the trace reader and the empirical
-// distribution: split one line into fields (RFC 4180 quoting without embedded newlines),
-// and locale-independent, strict number parsing (std::from_chars: the whole field must be
-// the number). Stateless; thread-safe.
+// Small CSV and number-parsing helpers shared by the trace reader, the empirical
+// distribution and the sweep/plan writers: split one line into fields, quote one field (RFC 4180
+// quoting without embedded newlines), and locale-independent, strict number parsing
+// (std::from_chars: the whole field must be the number). Stateless; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +22,10 @@ bool parse_double(std::string_view field, double& value);
 bool parse_int64(std::string_view field, int64_t& value);
 
 std::string_view trim(std::string_view text);
+
+// The field as a CSV writer must emit it: unchanged, or quoted (with doubled quotes) when it
+// holds a comma, a quote or a newline. The inverse of split_csv_line for one field.
+std::string csv_escape(const std::string& field);
 
 // Shortest decimal text that reads back as `value` ("2", "0.25", "-1e-07").
 std::string format_number(double value);

@@ -9,6 +9,7 @@
 
 #include "models/config_error.h"
 #include "models/json_file.h"
+#include "sim/csv_line.h"
 #include "sim/parallel_for.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
@@ -865,16 +866,6 @@ nlohmann::json latency_json(const MetricsSummary& m) {
   return j;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 std::string ms(double seconds, const char* format) {
   return std::isnan(seconds) ? std::string("-") : fmt(format, seconds * 1e3);
 }
@@ -972,7 +963,7 @@ std::string PlanReport::to_csv() const {
     const PlanCandidate& c = candidates[r];
     const bool sized = c.sustained > 0;
     const MetricsSummary& m = c.predicted;
-    out += std::to_string(r + 1) + "," + csv_field(c.gpu) + "," + std::to_string(c.tp) + "," +
+    out += std::to_string(r + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) + "," +
            std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," +
            std::string(candidate_status_name(c.status)) + ",";
     if (sized) {
@@ -986,7 +977,7 @@ std::string PlanReport::to_csv() const {
     } else {
       out += ",,,,,,,,,,,,,";
     }
-    out += csv_field(c.limit) + "," + csv_field(c.reason) + "\n";
+    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "\n";
   }
   return out;
 }
@@ -995,7 +986,7 @@ std::string PlanReport::pareto_csv() const {
   std::string out = "rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,tokens_per_s_per_gpu\n";
   for (const ParetoPoint& p : pareto) {
     const PlanCandidate& c = candidates[p.candidate];
-    out += std::to_string(p.candidate + 1) + "," + csv_field(c.gpu) + "," + std::to_string(c.tp) +
+    out += std::to_string(p.candidate + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) +
            "," + std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," + p.load + "," +
            fmt("%.2f", p.tokens_per_s_per_user) + "," + fmt("%.2f", p.tokens_per_s_per_gpu) + "\n";
   }

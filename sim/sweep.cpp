@@ -7,6 +7,7 @@
 
 #include "models/config_error.h"
 #include "models/json_file.h"
+#include "sim/csv_line.h"
 #include "sim/parallel_for.h"
 #include "sim/scenario.h"
 
@@ -39,7 +40,9 @@ double parse_number(const std::string& text, const std::string& spec) {
   return v;
 }
 
-std::string format_number(double v) {
+// Range values print with 10 significant digits so 0.1:0.5:0.1 reads 0.3, not the shortest
+// round-trip text of the accumulated float (csv_line's format_number).
+std::string format_range_value(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.10g", v);
   return buf;
@@ -83,16 +86,6 @@ std::string cell(const Column& c, const SweepPoint& p) {
   return buf;
 }
 
-std::string csv_escape(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 SweepAxis parse_sweep_axis(const std::string& spec) {
@@ -117,7 +110,7 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
                         " values; use a larger STEP");
     }
     for (int64_t k = 0; k <= static_cast<int64_t>(n); ++k) {
-      axis.values.push_back(format_number(start + static_cast<double>(k) * step));
+      axis.values.push_back(format_range_value(start + static_cast<double>(k) * step));
     }
   } else if (range.size() != 1 && rhs.find(',') == std::string::npos) {
     throw ConfigError("--vary '" + spec + "': a range is START:STOP:STEP (three numbers)");
