@@ -49,6 +49,10 @@ class Router {
   size_t route(const RequestSpec& request, std::span<const ReplicaLoad> replicas);
 
   RouterPolicy policy() const { return policy_; }
+  // Whether route() reads the replicas' load; callers skip gathering it when not.
+  bool reads_load() const {
+    return policy_ != RouterPolicy::kRoundRobin && policy_ != RouterPolicy::kRandom;
+  }
 
  private:
   static size_t least_outstanding(std::span<const ReplicaLoad> replicas);

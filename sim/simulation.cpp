@@ -129,7 +129,9 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
       const std::optional<double> next = source_->next_arrival_s();
       if (!next || *next > now) break;
       const RequestSpec request = source_->pop();
-      for (size_t r = 0; r < replicas_.size(); ++r) loads_[r] = replicas_[r]->load();
+      if (router_.reads_load()) {
+        for (size_t r = 0; r < replicas_.size(); ++r) loads_[r] = replicas_[r]->load();
+      }
       const size_t target = router_.route(request, loads_);
       replicas_[target]->admit(request, now, *this);
       try_start(static_cast<uint32_t>(target));

@@ -70,6 +70,15 @@ TEST(Router, PrefixAffinityKeepsGroupsAndSessionsTogether) {
   EXPECT_GE(std::count(used.begin(), used.end(), true), 6);
 }
 
+TEST(Router, OnlyLoadAwarePoliciesReadLoad) {
+  EXPECT_FALSE(Router(RouterPolicy::kRoundRobin, 1).reads_load());
+  EXPECT_FALSE(Router(RouterPolicy::kRandom, 1).reads_load());
+  EXPECT_TRUE(Router(RouterPolicy::kLeastOutstanding, 1).reads_load());
+  EXPECT_TRUE(Router(RouterPolicy::kLeastKv, 1).reads_load());
+  EXPECT_TRUE(Router(RouterPolicy::kPowerOfTwo, 1).reads_load());
+  EXPECT_TRUE(Router(RouterPolicy::kPrefixAffinity, 1).reads_load());
+}
+
 TEST(Router, UnknownPolicyNamesTheChoices) {
   try {
     parse_router_policy("fastest", "cluster.router");
