@@ -119,29 +119,37 @@ int64_t ModelSpec::attention_params_per_layer() const {
   return n;
 }
 
+namespace {
+
+// One expert's gate, up and down projections (and their biases for gpt-oss).
+int64_t params_per_expert(const ModelSpec& m) {
+  const MoeSpec& e = *m.moe;
+  return 3 * int64_t{m.hidden_size} * e.expert_intermediate_size +
+         (e.expert_bias ? 2 * int64_t{e.expert_intermediate_size} + m.hidden_size : 0);
+}
+
+// The router's logits projection (and bias) of one MoE layer.
+int64_t router_params(const ModelSpec& m) {
+  const MoeSpec& e = *m.moe;
+  return int64_t{m.hidden_size} * e.num_experts + (e.expert_bias ? e.num_experts : 0);
+}
+
+}  // namespace
+
 int64_t ModelSpec::expert_params_per_layer() const {
   if (!moe) return 0;
-  const int64_t one =
-      3 * int64_t{hidden_size} * moe->expert_intermediate_size +
-      (moe->expert_bias ? 2 * int64_t{moe->expert_intermediate_size} + hidden_size : 0);
-  return one * (moe->num_experts + moe->shared_experts);
+  return params_per_expert(*this) * (moe->num_experts + moe->shared_experts);
 }
 
 int64_t ModelSpec::ffn_params(int layer) const {
   if (!layer_is_moe(layer)) return 3 * int64_t{hidden_size} * intermediate_size;
-  const int64_t router =
-      int64_t{hidden_size} * moe->num_experts + (moe->expert_bias ? moe->num_experts : 0);
-  return expert_params_per_layer() + router;
+  return expert_params_per_layer() + router_params(*this);
 }
 
 int64_t ModelSpec::ffn_active_params(int layer) const {
   if (!layer_is_moe(layer)) return ffn_params(layer);
-  const int64_t one =
-      3 * int64_t{hidden_size} * moe->expert_intermediate_size +
-      (moe->expert_bias ? 2 * int64_t{moe->expert_intermediate_size} + hidden_size : 0);
-  const int64_t router =
-      int64_t{hidden_size} * moe->num_experts + (moe->expert_bias ? moe->num_experts : 0);
-  return one * (moe->experts_per_token + moe->shared_experts) + router;
+  return params_per_expert(*this) * (moe->experts_per_token + moe->shared_experts) +
+         router_params(*this);
 }
 
 int64_t ModelSpec::norm_params_per_layer() const {
