@@ -1,6 +1,7 @@
 #include "models/engine_config.h"
 
 #include <cmath>
+#include <cstdio>
 
 #include "models/config_error.h"
 #include "models/hardware_spec.h"
@@ -36,8 +37,9 @@ EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSp
 void EngineConfig::validate(const ModelSpec& model) const {
   if (!(gpu_memory_utilization > 0 && gpu_memory_utilization <= 1) ||
       !std::isfinite(gpu_memory_utilization)) {
-    throw ConfigError("--gpu-memory-utilization must be in (0, 1], got " +
-                      std::to_string(gpu_memory_utilization));
+    char got[32];
+    std::snprintf(got, sizeof got, "%g", gpu_memory_utilization);
+    throw ConfigError("--gpu-memory-utilization must be in (0, 1], got " + std::string(got));
   }
   if (block_size <= 0 || block_size > 1024) {
     throw ConfigError("--block-size must be in [1, 1024], got " + std::to_string(block_size));

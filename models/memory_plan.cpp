@@ -31,6 +31,12 @@ std::string gib(int64_t bytes) {
   return buf;
 }
 
+std::string utilization_text(double utilization) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", utilization);
+  return buf;
+}
+
 std::string with_commas(int64_t v) {
   std::string digits = std::to_string(v < 0 ? -v : v);
   std::string out;
@@ -314,9 +320,9 @@ MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
         gib(plan.non_torch_bytes) +
         (plan.cuda_graph_bytes > 0 ? " + CUDA graphs " + gib(plan.cuda_graph_bytes) : "") +
         " per GPU exceed the " + gib(plan.requested_bytes) + " requested (" +
-        gib(plan.total_bytes) + " x " +
-        std::to_string(resolved.gpu_memory_utilization).substr(0, 4) + ") by " +
-        gib(non_kv - plan.requested_bytes + plan.page_bytes * plan.layers_per_gpu) + "; " + fix);
+        gib(plan.total_bytes) + " x " + utilization_text(resolved.gpu_memory_utilization) +
+        ") by " + gib(non_kv - plan.requested_bytes + plan.page_bytes * plan.layers_per_gpu) +
+        "; " + fix);
   }
   if (plan.max_concurrency < 1.0) {
     // Largest length whose pages fit in the pool.
