@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/calibrate_command.h"
 #include "cli/deployment_options.h"
 #include "cli/engine_command.h"
 #include "cli/plan_command.h"
@@ -84,6 +85,8 @@ int main(int argc, char** argv) {
   CLI::App* sweep = add_sweep_command(app, sweep_options);
   PlanCommandOptions plan_options;
   CLI::App* plan = add_plan_command(app, plan_options);
+  CalibrateCommandOptions calibrate_options;
+  CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
 
   CLI::App* models = app.add_subcommand("models", "List the bundled models");
   models->add_flag("--json", json, "Print JSON");
@@ -111,6 +114,8 @@ int main(int argc, char** argv) {
       return run_sweep_command(sweep_options);
     } else if (*plan) {
       return run_plan_command(plan_options);
+    } else if (*calibrate) {
+      return run_calibrate_command(calibrate_options);
     } else if (*models) {
       print_models(catalog, json);
     } else if (*gpus) {

@@ -96,9 +96,7 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c) {
   r.finish();
 }
 
-void read_cost_model(JsonObjectReader& r, RooflineOptions& o) {
-  const std::string type = r.optional<std::string>("type", "roofline");
-  if (type != "roofline") r.fail("type", "must be \"roofline\" (got \"" + type + "\")");
+void read_roofline(JsonObjectReader& r, RooflineOptions& o) {
   if (r.has("compute_efficiency"))
     o.compute_efficiency = r.required<double>("compute_efficiency");
   else
@@ -110,6 +108,30 @@ void read_cost_model(JsonObjectReader& r, RooflineOptions& o) {
   if (auto v = optional_number(r, "kernel_launch_us")) o.kernel_launch_s = *v * 1e-6;
   if (auto v = optional_number(r, "step_overhead_ms")) o.step_overhead_s = *v * 1e-3;
   o.cuda_graphs = r.optional<bool>("cuda_graphs", true);
+}
+
+// "calibrated": steps priced by a profile from `servesim calibrate fit` (path relative to the
+// scenario's folder).
+void read_calibrated(JsonObjectReader& r, SimulationConfig& c, const std::string& base_dir) {
+  const std::string path = resolve_path(r.required<std::string>("profile"), base_dir);
+  try {
+    c.profile = std::make_shared<const CalibrationProfile>(load_profile(path));
+  } catch (const ConfigError& e) {
+    throw ConfigError(r.context() + ".profile: " + e.what());
+  }
+  c.calibrated.extrapolate = r.optional<bool>("extrapolate", false);
+  c.calibrated.transfer = r.optional<bool>("transfer", false);
+}
+
+void read_cost_model(JsonObjectReader& r, SimulationConfig& c, const std::string& base_dir) {
+  const std::string type = r.optional<std::string>("type", "roofline");
+  if (type == "roofline") {
+    read_roofline(r, c.roofline);
+  } else if (type == "calibrated") {
+    read_calibrated(r, c, base_dir);
+  } else {
+    r.fail("type", "must be \"roofline\" or \"calibrated\" (got \"" + type + "\")");
+  }
   r.finish();
 }
 
@@ -189,7 +211,7 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
   }
   if (r.has("cost_model")) {
     JsonObjectReader m(r.raw("cost_model"), origin + ": cost_model");
-    read_cost_model(m, c.roofline);
+    read_cost_model(m, c, base_dir);
   } else {
     r.raw("cost_model");
   }

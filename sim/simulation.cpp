@@ -41,6 +41,8 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   }
 
   SimulationResult run() {
+    const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(sim_.cost_model_.get());
+    const int64_t extrapolated_before = calibrated ? calibrated->extrapolated_steps() : 0;
     schedule_next_arrival();
     const double interval = sim_.config_.sample_interval_s;
     if (interval > 0) loop_.schedule(0.0, EventKind::kSample);
@@ -68,6 +70,8 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
     result.events = loop_.events_executed();
     result.simulated_s = loop_.now_s();
     result.stopped = reason == StopReason::kStopped;
+    if (calibrated)
+      result.extrapolated_steps = calibrated->extrapolated_steps() - extrapolated_before;
     return result;
   }
 
@@ -216,8 +220,13 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   if (config_.metrics.price_per_gpu_hour == 0) {
     config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
   }
-  cost_model_ = std::make_unique<RooflineCostModel>(config_.model, config_.gpu, config_.parallel,
-                                                    plan_.engine, config_.roofline);
+  if (config_.profile) {
+    cost_model_ = std::make_unique<CalibratedCostModel>(*config_.profile, config_.model,
+                                                        config_.parallel, config_.calibrated);
+  } else {
+    cost_model_ = std::make_unique<RooflineCostModel>(config_.model, config_.gpu, config_.parallel,
+                                                      plan_.engine, config_.roofline);
+  }
 }
 
 Simulation::~Simulation() = default;

@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "engine/sched/scheduler_config.h"
+#include "models/calibrated_cost_model.h"
+#include "models/calibration_profile.h"
 #include "models/engine_config.h"
 #include "models/hardware_spec.h"
 #include "models/memory_plan.h"
@@ -43,7 +45,11 @@ struct SimulationConfig {
   int long_prefill_token_threshold = 0;  // tokens; 0 = no cap
   int static_batch_size = 0;             // static batching: 0 = max_num_seqs
   double static_batch_timeout_s = 0.1;   // static batching: longest wait to fill a batch
-  RooflineOptions roofline;
+  RooflineOptions roofline;              // the cost model unless a profile is set
+  // A fitted profile (`servesim calibrate fit`): when set, it prices every step instead of
+  // the roofline. Shared because sweeps and plans copy the config per point.
+  std::shared_ptr<const CalibrationProfile> profile;
+  CalibratedOptions calibrated;
   RouterPolicy router = RouterPolicy::kRoundRobin;
   WorkloadSpec workload;
   MetricsOptions metrics;        // num_gpus and price are filled from the deployment
@@ -69,6 +75,8 @@ struct SimulationResult {
   uint64_t events = 0;
   double simulated_s = 0;  // simulated time at the end of the run
   bool stopped = false;    // the observer asked to stop before the end
+  // Calibrated cost model with extrapolate: steps beyond the profile's range (else 0).
+  int64_t extrapolated_steps = 0;
 };
 
 class Simulation {
@@ -82,6 +90,7 @@ class Simulation {
   const SimulationConfig& config() const { return config_; }
   const MemoryPlan& memory_plan() const { return plan_; }
   const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
+  const CostModel& cost_model() const { return *cost_model_; }
 
   SimulationResult run(Observer& observer);
 
@@ -91,7 +100,7 @@ class Simulation {
   SimulationConfig config_;
   MemoryPlan plan_;
   SchedulerConfig scheduler_config_;
-  std::unique_ptr<RooflineCostModel> cost_model_;
+  std::unique_ptr<CostModel> cost_model_;
 };
 
 }  // namespace servesim

@@ -1,0 +1,261 @@
+#include "calibration/profile_fitter.h"
+
+#include <Eigen/Dense>
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "calibration/nnls.h"
+#include "models/config_error.h"
+#include "models/cost_features.h"
+#include "models/model_spec.h"
+
+namespace servesim {
+namespace {
+
+constexpr double kOpMapeFloor = 0.05;  // fraction of the step below which an op is noise
+
+// One grid point: its shape and the medians of its repeats.
+struct ShapePoint {
+  BatchShape shape;
+  int64_t max_context = 0;
+  double step_s = 0;
+  OpSeconds op_s{};
+};
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+std::vector<ShapePoint> reduce(const ProfileRun& run, int* incomplete) {
+  std::map<int, std::vector<const ProfileSample*>> by_shape;
+  for (const ProfileSample& s : run.samples) by_shape[s.shape].push_back(&s);
+  size_t most = 0;
+  for (const auto& [shape, samples] : by_shape) most = std::max(most, samples.size());
+  *incomplete = 0;
+  std::vector<ShapePoint> points;
+  for (const auto& [shape, samples] : by_shape) {
+    if (samples.size() < most) ++*incomplete;
+    ShapePoint p;
+    p.shape = to_batch_shape(samples.front()->seqs);
+    for (const ShapeSequence& q : samples.front()->seqs) {
+      p.max_context = std::max<int64_t>(p.max_context, q.context + q.new_tokens);
+    }
+    std::vector<double> v;
+    for (const ProfileSample* s : samples) v.push_back(s->step_s);
+    p.step_s = median(v);
+    double timed = 0;
+    for (size_t op = 0; op < kNumOps; ++op) {
+      v.clear();
+      for (const ProfileSample* s : samples) v.push_back(s->op_s[op]);
+      p.op_s[op] = median(v);
+      if (static_cast<Op>(op) != Op::kOverhead) timed += p.op_s[op];
+    }
+    // The overhead op carries the untimed rest of the step, so the ops sum to the step.
+    p.op_s[static_cast<size_t>(Op::kOverhead)] = std::max(0.0, p.step_s - timed);
+    points.push_back(p);
+  }
+  return points;
+}
+
+struct OpModel {
+  std::vector<double> coefficients;  // seconds per feature unit
+};
+
+// Fits every op on the points whose index is not in fold `skip` (-1: all points).
+std::array<OpModel, kNumOps> fit_ops(const std::vector<ShapePoint>& points,
+                                     const CostFeatures& features, int folds, int skip,
+                                     double max_condition) {
+  std::array<OpModel, kNumOps> models;
+  for (size_t op = 0; op < kNumOps; ++op) {
+    const size_t nf = op_feature_names(static_cast<Op>(op)).size();
+    if (nf == 0) continue;
+    std::vector<size_t> rows;
+    for (size_t i = 0; i < points.size(); ++i) {
+      if (skip < 0 || static_cast<int>(i % static_cast<size_t>(folds)) != skip) rows.push_back(i);
+    }
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(nf));
+    Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
+    for (size_t r = 0; r < rows.size(); ++r) {
+      const ShapePoint& p = points[rows[r]];
+      const OpFeatureValues f = features.features(static_cast<Op>(op), p.shape);
+      const double w = 1.0 / p.step_s;
+      for (size_t k = 0; k < nf; ++k) {
+        a(static_cast<Eigen::Index>(r), static_cast<Eigen::Index>(k)) = f.values[k] * w;
+      }
+      b(static_cast<Eigen::Index>(r)) = p.op_s[op] * w;
+    }
+    // Scale columns to unit norm so FLOPs (1e9) and counts (1) are comparable.
+    Eigen::VectorXd scale = Eigen::VectorXd::Ones(static_cast<Eigen::Index>(nf));
+    std::vector<Eigen::Index> used;
+    for (Eigen::Index k = 0; k < a.cols(); ++k) {
+      const double norm = a.col(k).norm();
+      if (norm > 0) {
+        scale(k) = norm;
+        a.col(k) /= norm;
+        used.push_back(k);
+      }
+    }
+    if (!used.empty()) {
+      Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(used.size()));
+      for (size_t k = 0; k < used.size(); ++k)
+        sub.col(static_cast<Eigen::Index>(k)) = a.col(used[k]);
+      const Eigen::JacobiSVD<Eigen::MatrixXd> svd(sub);
+      const auto& sv = svd.singularValues();
+      const double cond = sv(sv.size() - 1) > 0 ? sv(0) / sv(sv.size() - 1)
+                                                : std::numeric_limits<double>::infinity();
+      if (cond > max_condition) {
+        throw ConfigError("calibrate fit: op " + std::string(op_name(static_cast<Op>(op))) +
+                          ": its features do not vary independently across the profiled shapes "
+                          "(condition number " +
+                          std::to_string(cond) +
+                          "); re-run `servesim calibrate profile` without --quick or with larger "
+                          "--max-tokens/--max-seqs/--max-context");
+      }
+    }
+    const Eigen::VectorXd x = solve_nnls(a, b);
+    models[op].coefficients.resize(nf);
+    for (size_t k = 0; k < nf; ++k) {
+      models[op].coefficients[k] =
+          x(static_cast<Eigen::Index>(k)) / scale(static_cast<Eigen::Index>(k));
+    }
+  }
+  return models;
+}
+
+double predict_op(const OpModel& m, const CostFeatures& features, Op op, const BatchShape& s) {
+  const OpFeatureValues f = features.features(op, s);
+  double t = 0;
+  for (size_t k = 0; k < m.coefficients.size() && k < f.size; ++k)
+    t += m.coefficients[k] * f.values[k];
+  return t;
+}
+
+OpFitQuality quality(const std::vector<double>& y, const std::vector<double>& pred,
+                     const std::vector<bool>& in_mape) {
+  double mean = 0;
+  for (double v : y) mean += v;
+  mean /= static_cast<double>(y.size());
+  double ss_res = 0, ss_tot = 0, ape = 0;
+  int n = 0;
+  for (size_t i = 0; i < y.size(); ++i) {
+    ss_res += (pred[i] - y[i]) * (pred[i] - y[i]);
+    ss_tot += (y[i] - mean) * (y[i] - mean);
+    if (in_mape[i] && y[i] > 0) {
+      ape += std::abs(pred[i] - y[i]) / y[i];
+      ++n;
+    }
+  }
+  return {n > 0 ? ape / n : 0.0, ss_tot > 0 ? 1.0 - ss_res / ss_tot : 0.0};
+}
+
+std::string env_string(const nlohmann::json& env, const char* key, const std::string& fallback) {
+  return env.contains(key) && env[key].is_string() ? env[key].get<std::string>() : fallback;
+}
+
+}  // namespace
+
+FitResult fit_profile(const ProfileRun& run, const FitOptions& o) {
+  if (o.folds < 2) throw ConfigError("calibrate fit: --folds must be >= 2");
+  const nlohmann::json& env = run.environment;
+  FitResult result;
+  CalibrationProfile& p = result.profile;
+  p.model = env_string(env, "model", "");
+  p.backend = env_string(env, "backend", "");
+  p.device = env_string(env, "device", "unknown");
+  p.threads = env.value("threads", 1);
+  p.weight_dtype = parse_dtype(env_string(env, "weight_dtype", "fp32"), "environment.weight_dtype");
+  p.kv_dtype = parse_dtype(env_string(env, "kv_dtype", "fp32"), "environment.kv_dtype");
+  p.environment = env;
+  const std::string rerun_hint = "; re-run `servesim calibrate profile --model " +
+                                 (o.expect_model.empty() ? p.model : o.expect_model) + "`";
+  if (!o.expect_model.empty() && o.expect_model != p.model) {
+    throw ConfigError("calibrate fit: the run directory profiles " + p.model + ", not " +
+                      o.expect_model + rerun_hint);
+  }
+  if (!o.expect_backend.empty() && o.expect_backend != p.backend) {
+    throw ConfigError("calibrate fit: the run directory profiles the " + p.backend +
+                      " backend, not " + o.expect_backend + rerun_hint + " --backend " +
+                      o.expect_backend);
+  }
+  if (!env.contains("model_spec")) {
+    throw ConfigError("calibrate fit: environment.json lacks model_spec" + rerun_hint);
+  }
+  const ModelSpec spec = ModelSpec::from_json(env["model_spec"], "environment.json: model_spec");
+  const CostFeatures features(spec, p.weight_dtype, p.kv_dtype);
+
+  int incomplete = 0;
+  const std::vector<ShapePoint> points = reduce(run, &incomplete);
+  if (run.dropped_partial_lines > 0) {
+    result.warnings.push_back("dropped an interrupted last sample line");
+  }
+  if (incomplete > 0) {
+    result.warnings.push_back(std::to_string(incomplete) +
+                              " shapes have fewer repeats than the others (interrupted run?)");
+  }
+  size_t most_features = 0;
+  for (size_t op = 0; op < kNumOps; ++op) {
+    most_features = std::max(most_features, op_feature_names(static_cast<Op>(op)).size());
+  }
+  const size_t needed = std::max<size_t>(2 * static_cast<size_t>(o.folds), 4 * most_features);
+  if (points.size() < needed) {
+    throw ConfigError("calibrate fit: " + std::to_string(points.size()) +
+                      " profiled shapes are too few to fit and cross-validate (need " +
+                      std::to_string(needed) + ")" + rerun_hint +
+                      " and let it finish (or widen its grid)");
+  }
+
+  // Held-out predictions.
+  const size_t n = points.size();
+  std::vector<double> step_y(n), step_pred(n);
+  std::array<std::vector<double>, kNumOps> op_y, op_pred;
+  std::array<std::vector<bool>, kNumOps> op_in;
+  for (int fold = 0; fold < o.folds; ++fold) {
+    const auto models = fit_ops(points, features, o.folds, fold, o.max_condition);
+    for (size_t i = static_cast<size_t>(fold); i < n; i += static_cast<size_t>(o.folds)) {
+      const ShapePoint& pt = points[i];
+      double total = 0;
+      for (size_t op = 0; op < kNumOps; ++op) {
+        if (models[op].coefficients.empty()) continue;
+        const double pred = predict_op(models[op], features, static_cast<Op>(op), pt.shape);
+        total += pred;
+        op_y[op].push_back(pt.op_s[op]);
+        op_pred[op].push_back(pred);
+        op_in[op].push_back(pt.op_s[op] >= kOpMapeFloor * pt.step_s);
+      }
+      step_y[i] = pt.step_s;
+      step_pred[i] = total;
+    }
+  }
+  p.fit.samples = static_cast<int>(run.samples.size());
+  p.fit.shapes = static_cast<int>(n);
+  p.fit.folds = o.folds;
+  p.fit.step = quality(step_y, step_pred, std::vector<bool>(n, true));
+  for (size_t op = 0; op < kNumOps; ++op) {
+    if (!op_y[op].empty()) p.fit.ops[op] = quality(op_y[op], op_pred[op], op_in[op]);
+  }
+
+  const auto models = fit_ops(points, features, o.folds, -1, o.max_condition);
+  for (size_t op = 0; op < kNumOps; ++op) p.coefficients[op] = models[op].coefficients;
+  for (const ShapePoint& pt : points) {
+    p.range.max_tokens = std::max(p.range.max_tokens, pt.shape.num_tokens);
+    p.range.max_seqs = std::max<int64_t>(p.range.max_seqs, pt.shape.num_seqs);
+    p.range.max_context = std::max(p.range.max_context, pt.max_context);
+  }
+  auto inverse = [](const std::vector<double>& c, size_t k) {
+    return k < c.size() && c[k] > 0 ? 1.0 / c[k] : 0.0;
+  };
+  const auto& mlp = p.coefficients[static_cast<size_t>(Op::kMlp)];
+  p.rates.gemm_flops_per_s = inverse(mlp, 0);
+  p.rates.weight_bytes_per_s = inverse(mlp, 1);
+  p.rates.kv_bytes_per_s = inverse(p.coefficients[static_cast<size_t>(Op::kAttentionDecode)], 0);
+  if (env.contains("measured") && env["measured"].is_object()) {
+    p.rates.measured_gemm_flops_per_s = env["measured"].value("gemm_flops", 0.0);
+    p.rates.measured_bytes_per_s = env["measured"].value("read_bandwidth_Bps", 0.0);
+  }
+  return result;
+}
+
+}  // namespace servesim

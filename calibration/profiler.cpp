@@ -1,0 +1,252 @@
+#include "calibration/profiler.h"
+
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "calibration/build_info.h"
+#include "calibration/profile_run.h"
+#include "engine/runtime/model_runner.h"
+#include "engine/runtime/weights.h"
+#include "kernels/cpu_roofline.h"
+#include "kernels/sampler.h"
+#include "kernels/thread_pool.h"
+#include "models/catalog.h"
+#include "models/config_error.h"
+#include "models/json_file.h"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string cpu_name() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        size_t start = line.find_first_not_of(' ', colon + 1);
+        return start == std::string::npos ? "unknown CPU" : line.substr(start);
+      }
+    }
+  }
+  return "unknown CPU";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The options a resumed run must share with the directory's first run.
+nlohmann::json identity(const ProfilerOptions& o, const std::string& model) {
+  return {{"model", model},       {"backend", o.backend},
+          {"threads", o.threads}, {"block_size", o.block_size},
+          {"seed", o.seed},       {"repeats", o.repeats},
+          {"warmup", o.warmup},   {"grid", o.grid.to_json()}};
+}
+
+void check_options(const ProfilerOptions& o) {
+  if (o.out_dir.empty()) throw ConfigError("calibrate profile: --out DIR is required");
+  if (o.backend == "cuda") {
+    throw ConfigError(
+        "calibrate profile: --backend cuda: the CUDA profile runs through "
+        "scripts/gpu_calibrate.sh on a machine with a GPU and a CUDA build; use --backend cpu");
+  }
+  if (o.backend != "cpu") {
+    throw ConfigError("calibrate profile: --backend must be cpu or cuda, got \"" + o.backend +
+                      "\"");
+  }
+  if (o.threads < 1) throw ConfigError("calibrate profile: --threads must be >= 1");
+  if (o.repeats < 1) throw ConfigError("calibrate profile: --repeats must be >= 1");
+  if (o.warmup < 0) throw ConfigError("calibrate profile: --warmup must be >= 0");
+  if (o.block_size < 1) throw ConfigError("calibrate profile: --block-size must be >= 1");
+  o.grid.validate();
+}
+
+int64_t blocks_for(const ProfileShape& shape, int block_size) {
+  int64_t n = 0;
+  for (const ShapeSequence& s : shape)
+    n += (s.context + s.new_tokens + block_size - 1) / block_size;
+  return n;
+}
+
+// One grid point made concrete for the runner: block tables and token lists that stay
+// valid while it runs.
+class ShapeBatch {
+ public:
+  ShapeBatch(const ProfileShape& shape, int block_size, int vocab) {
+    int32_t next_block = 1;  // block 0 is the null block
+    tables_.resize(shape.size());
+    tokens_.resize(shape.size());
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const ShapeSequence& s = shape[i];
+      const int total = s.context + s.new_tokens;
+      const int blocks = (total + block_size - 1) / block_size;
+      for (int b = 0; b < blocks; ++b) tables_[i].push_back(next_block++);
+      for (int t = 0; t < total; ++t) {
+        tokens_[i].push_back(static_cast<int32_t>((7 * t + 13 * static_cast<int>(i)) % vocab));
+      }
+    }
+    for (size_t i = 0; i < shape.size(); ++i) {
+      const ShapeSequence& s = shape[i];
+      ScheduledSequence q;
+      q.request_id = i + 1;
+      q.num_new_tokens = s.new_tokens;
+      q.num_computed_tokens = s.context;
+      q.num_prompt_tokens = s.prefill ? s.context + s.new_tokens : s.context;
+      q.is_prefill = s.prefill;
+      q.samples = true;
+      q.block_table = tables_[i];
+      output_.sequences.push_back(q);
+      output_.total_num_tokens += s.new_tokens;
+      (s.prefill ? output_.num_prefill_sequences : output_.num_decode_sequences) += 1;
+      spans_.emplace_back(tokens_[i]);
+    }
+    output_.step = 1;
+  }
+
+  const SchedulerOutput& output() const { return output_; }
+  std::span<const std::span<const int32_t>> tokens() const { return spans_; }
+
+ private:
+  std::vector<std::vector<int32_t>> tables_;
+  std::vector<std::vector<int32_t>> tokens_;
+  std::vector<std::span<const int32_t>> spans_;
+  SchedulerOutput output_;
+};
+
+}  // namespace
+
+ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
+                            const ProfileProgress& progress) {
+  const Clock::time_point start = Clock::now();
+  check_options(o);
+  const ModelSpec spec = catalog.resolve_model(o.model);
+  Weights::check_supported(spec);
+  const std::vector<ProfileShape> grid = make_profile_grid(o.grid);
+  if (o.grid.max_context > spec.max_position_embeddings) {
+    throw ConfigError("calibrate profile: --max-context " + std::to_string(o.grid.max_context) +
+                      " exceeds " + spec.name + "'s " +
+                      std::to_string(spec.max_position_embeddings) + " positions; lower it");
+  }
+
+  const fs::path dir(o.out_dir);
+  const fs::path env_path = dir / kEnvironmentFile;
+  const fs::path samples_path = dir / kSamplesFile;
+  const nlohmann::json want = identity(o, spec.name);
+  std::map<int, std::set<int>> done;  // shape -> repeats already measured
+  ProfilerSummary summary;
+  summary.shapes = static_cast<int>(grid.size());
+
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (!fs::is_directory(dir)) {
+    throw ConfigError("calibrate profile: --out " + o.out_dir + ": cannot create the directory");
+  }
+  if (fs::exists(env_path)) {
+    const ProfileRun previous = load_profile_run(o.out_dir);
+    const nlohmann::json& have = previous.environment.value("run", nlohmann::json::object());
+    for (const auto& [key, value] : want.items()) {
+      if (!have.contains(key) || have[key] != value) {
+        throw ConfigError("calibrate profile: " + o.out_dir + " holds a profile with " + key +
+                          " = " + (have.contains(key) ? have[key].dump() : "none") + ", not " +
+                          value.dump() + "; pass the same options to resume it, or another --out");
+      }
+    }
+    for (const ProfileSample& s : previous.samples) {
+      if (s.shape < summary.shapes && s.repeat < o.repeats) done[s.shape].insert(s.repeat);
+      ++summary.samples_resumed;
+    }
+    if (previous.dropped_partial_lines > 0) {
+      // Cut the interrupted line so appends start on a fresh line.
+      std::ifstream in(samples_path, std::ios::binary);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      in.close();
+      text.resize(text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1);
+      std::ofstream(samples_path, std::ios::binary | std::ios::trunc) << text;
+    }
+  }
+
+  const Weights weights = Weights::random(spec, o.seed);
+  nlohmann::json env = {
+      {"run", want},
+      {"model", spec.name},
+      {"model_spec", spec.to_json()},
+      {"backend", o.backend},
+      {"device", cpu_name()},
+      {"threads", o.threads},
+      {"weight_dtype", "fp32"},
+      {"kv_dtype", "fp32"},
+      {"servesim_version", servesim_version()},
+      {"git_revision", servesim_git_revision()},
+      {"date", utc_now()},
+  };
+  if (fs::exists(env_path)) {
+    // Keep the first run's measurements and date; a resume only adds samples.
+    env = load_json_file(env_path.string());
+  } else {
+    if (o.measure_device) {
+      ThreadPool pool(o.threads);
+      env["measured"] = {
+          {"read_bandwidth_Bps", measure_read_bandwidth_Bps(pool, int64_t{256} << 20, 5)},
+          {"gemm_flops", measure_gemm_flops(pool, 512, 512, 512, 3)}};
+    }
+    std::ofstream out(env_path);
+    out << env.dump(2) << '\n';
+    if (!out) throw ConfigError("calibrate profile: cannot write " + env_path.string());
+  }
+
+  int64_t max_blocks = 0;
+  for (const ProfileShape& s : grid) max_blocks = std::max(max_blocks, blocks_for(s, o.block_size));
+  ModelRunner runner(weights, {.num_blocks = max_blocks + 1,
+                               .block_size = o.block_size,
+                               .num_threads = o.threads,
+                               .profile = true});
+  std::ofstream samples(samples_path, std::ios::app);
+  if (!samples) throw ConfigError("calibrate profile: cannot write " + samples_path.string());
+
+  const int vocab = spec.vocab_size;
+  for (int i = 0; i < summary.shapes; ++i) {
+    const std::set<int>& have = done[i];
+    if (static_cast<int>(have.size()) >= o.repeats) {
+      if (progress) progress(i + 1, summary.shapes);
+      continue;
+    }
+    const ShapeBatch batch(grid[static_cast<size_t>(i)], o.block_size, vocab);
+    for (int w = 0; w < o.warmup; ++w) runner.execute(batch.output(), batch.tokens());
+    for (int r = 0; r < o.repeats; ++r) {
+      if (have.count(r) != 0) continue;
+      const Clock::time_point t0 = Clock::now();
+      const RunnerOutput& res = runner.execute(batch.output(), batch.tokens());
+      const Clock::time_point t1 = Clock::now();
+      for (int k = 0; k < res.num_samples; ++k) argmax(res.row(k, vocab));
+      const Clock::time_point t2 = Clock::now();
+      ProfileSample s;
+      s.shape = i;
+      s.repeat = r;
+      s.seqs = grid[static_cast<size_t>(i)];
+      s.op_s = res.op_s;
+      s.op_s[static_cast<size_t>(Op::kSampling)] = std::chrono::duration<double>(t2 - t1).count();
+      s.step_s = std::chrono::duration<double>(t2 - t0).count();
+      samples << sample_to_json_line(s) << '\n' << std::flush;
+      if (!samples) throw ConfigError("calibrate profile: cannot write " + samples_path.string());
+      ++summary.samples_written;
+    }
+    if (progress) progress(i + 1, summary.shapes);
+  }
+  summary.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return summary;
+}
+
+}  // namespace servesim

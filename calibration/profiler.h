@@ -1,0 +1,54 @@
+// Profiler: `servesim calibrate profile` — runs the engine's ModelRunner over a ProfileGrid
+// of batch shapes (warm-up, then repeats), recording each step's time and per-op times into
+// a run directory (profile_run.h), with the environment: model, backend, device, threads,
+// dtypes, grid, servesim version and git revision, date, and the device's measured read
+// bandwidth and GEMM rate.
+//
+// Safe to interrupt: samples are appended and flushed one line at a time. Resumable: run
+// again with the same options and directory and it measures only what is missing; with
+// other options it refuses (one line saying which differs) rather than mixing runs.
+//
+// The shapes are built directly (block tables over a private KV cache, deterministic token
+// ids), not through the scheduler, so each grid point is exactly the shape it names. Not
+// thread-safe; one profile per directory at a time.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "calibration/profile_grid.h"
+
+namespace servesim {
+
+class Catalog;
+
+struct ProfilerOptions {
+  std::string model = "Llama-100M-bench";  // catalog name or model JSON
+  std::string backend = "cpu";             // "cpu" (or "cuda" in a CUDA build)
+  std::string out_dir;                     // run directory, created when missing
+  int threads = 1;                         // CPU threads. REQUIRES: >= 1
+  int repeats = 3;                         // measured steps per shape. REQUIRES: >= 1
+  int warmup = 1;                          // unmeasured steps per shape first. REQUIRES: >= 0
+  int block_size = 16;                     // tokens per KV block
+  uint64_t seed = 0;                       // random weights
+  bool measure_device = true;              // bandwidth and GEMM rate (a few seconds)
+  ProfileGridOptions grid;
+};
+
+struct ProfilerSummary {
+  int shapes = 0;           // grid points
+  int samples_written = 0;  // measured now
+  int samples_resumed = 0;  // already in the directory
+  double wall_s = 0;        // seconds this call took
+};
+
+// (shapes done, shapes in all); called after each shape.
+using ProfileProgress = std::function<void(int done, int total)>;
+
+// Throws ConfigError for bad options, an unsupported model or backend, or a directory that
+// holds a profile of other options.
+ProfilerSummary run_profile(const ProfilerOptions& options, const Catalog& catalog,
+                            const ProfileProgress& progress = {});
+
+}  // namespace servesim
