@@ -233,11 +233,13 @@ CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& o) {
   bench->add_option("--gemm-size", o.gemm_size, "Square GEMM of the rate test")
       ->capture_default_str();
   bench->add_flag("--json", o.json, "Print JSON");
+  add_engine_run_command(*engine, o.run);
   return engine;
 }
 
 int run_engine_command(const EngineCommandOptions& o) {
   if (o.bench != nullptr && *o.bench) return run_bench(o);
+  if (o.run.command != nullptr && *o.run.command) return run_engine_run(o.run);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // and decode tokens/s for each (batch, prompt length), next to the ceilings they are held to:
 // the measured memory read bandwidth (decode streams every weight once per step) and the
 // measured Eigen GEMM rate (prefill is GEMMs). Prints tables, or JSON with --json.
+// `servesim engine run` serves a scenario in real time (cli/engine_run_command.h).
 // Not thread-safe (CLI process).
 #pragma once
 
@@ -9,6 +10,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "cli/engine_run_command.h"
 
 namespace servesim {
 
@@ -26,9 +29,10 @@ struct EngineCommandOptions {
   int64_t bandwidth_buffer_mib = 512;  // larger than any last-level cache
   int gemm_size = 1024;                // square GEMM of the rate measurement
   bool json = false;
+  EngineRunOptions run;  // `engine run`
 };
 
-// Adds `engine` (with its `bench` subcommand) to `app`.
+// Adds `engine` (with its `bench` and `run` subcommands) to `app`.
 CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& options);
 
 // Throws ConfigError for bad input; returns the process exit code otherwise.

@@ -2,34 +2,24 @@
 
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
-#include "models/config_error.h"
+#include "sim/result_writer.h"
 #include "sim/scenario.h"
 
 namespace servesim {
 namespace {
 
-// Writes per-request and time-series CSVs while the run goes, and draws the progress bar.
+// Draws the progress bar and, with --out, hands records and samples to the ResultWriter.
 class CliObserver final : public Observer {
  public:
   CliObserver(const std::string& out_dir, bool progress) : progress_(progress) {
-    if (out_dir.empty()) return;
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw ConfigError("--out: cannot create directory '" + out_dir + "': " + ec.message());
-    requests_.open(std::filesystem::path(out_dir) / "requests.csv");
-    samples_.open(std::filesystem::path(out_dir) / "timeseries.csv");
-    if (!requests_ || !samples_) throw ConfigError("--out: cannot write into '" + out_dir + "'");
-    requests_ << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
-                 "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
-                 "ttft_s,tpot_s,e2e_s,step_index\n";
-    samples_ << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
+    if (!out_dir.empty()) writer_ = std::make_unique<ResultWriter>(out_dir);
   }
 
   void on_progress(double sim_time_s, uint64_t done, uint64_t total) override {
@@ -50,20 +40,11 @@ class CliObserver final : public Observer {
   }
 
   void on_request_done(const RequestRecord& r) override {
-    if (!requests_.is_open()) return;
-    auto num = [](double v) { return std::isnan(v) ? std::string() : std::to_string(v); };
-    requests_ << r.id << ',' << r.replica << ',' << to_string(r.status) << ',' << num(r.arrival_s)
-              << ',' << num(r.first_scheduled_s) << ',' << num(r.first_token_s) << ','
-              << num(r.finish_s) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
-              << r.cached_prompt_tokens << ',' << r.preemptions << ',' << num(r.queueing_s()) << ','
-              << num(r.ttft_s()) << ',' << num(r.tpot_s()) << ',' << num(r.e2e_s()) << ','
-              << r.step_index << '\n';
+    if (writer_) writer_->on_request_done(r);
   }
 
   void on_sample(const TimeSample& s) override {
-    if (!samples_.is_open()) return;
-    samples_ << s.time_s << ',' << s.replica << ',' << s.running << ',' << s.waiting << ','
-             << s.kv_usage << ',' << s.tokens_in_step << ',' << s.preemptions_total << '\n';
+    if (writer_) writer_->on_sample(s);
   }
 
   void finish() {
@@ -72,90 +53,8 @@ class CliObserver final : public Observer {
 
  private:
   bool progress_;
-  std::ofstream requests_;
-  std::ofstream samples_;
+  std::unique_ptr<ResultWriter> writer_;  // with --out only
 };
-
-nlohmann::json stats_json(const LatencyStats& s) {
-  auto v = [](double x) { return std::isnan(x) ? nlohmann::json() : nlohmann::json(x * 1e3); };
-  return {{"count", s.count},     {"mean_ms", v(s.mean_s)}, {"p50_ms", v(s.p50_s)},
-          {"p90_ms", v(s.p90_s)}, {"p95_ms", v(s.p95_s)},   {"p99_ms", v(s.p99_s)},
-          {"max_ms", v(s.max_s)}};
-}
-
-nlohmann::json number(double x) {
-  return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
-}
-
-nlohmann::json summary_json(const MetricsSummary& m) {
-  return {{"requests", m.requests},
-          {"completed", m.completed},
-          {"rejected", m.rejected},
-          {"timed_out", m.timed_out},
-          {"excluded_warmup", m.excluded_warmup},
-          {"input_tokens", m.input_tokens},
-          {"output_tokens", m.output_tokens},
-          {"preemptions", m.preemptions},
-          {"duration_s", number(m.duration_s)},
-          {"request_throughput_per_s", number(m.request_throughput)},
-          {"input_tokens_per_s", number(m.input_throughput)},
-          {"output_tokens_per_s", number(m.output_throughput)},
-          {"total_tokens_per_s", number(m.total_token_throughput)},
-          {"output_tokens_per_s_per_gpu", number(m.output_throughput_per_gpu)},
-          {"goodput_requests_per_s", number(m.goodput)},
-          {"slo_attainment", number(m.slo_attainment)},
-          {"error_rate", number(m.error_rate)},
-          {"prefix_cache_hit_rate", number(m.prefix_cache_hit_rate)},
-          {"cost_per_million_output_tokens_usd", number(m.cost_per_million_output_tokens)},
-          {"cost_per_million_tokens_usd", number(m.cost_per_million_tokens)},
-          {"ttft", stats_json(m.ttft)},
-          {"tpot", stats_json(m.tpot)},
-          {"itl", stats_json(m.itl)},
-          {"e2e", stats_json(m.e2e)},
-          {"queueing", stats_json(m.queueing)}};
-}
-
-void print_latency_row(const char* name, const LatencyStats& s) {
-  if (s.count == 0) {
-    std::printf("  %-14s %9s\n", name, "-");
-    return;
-  }
-  std::printf("  %-14s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", name, s.mean_s * 1e3, s.p50_s * 1e3,
-              s.p90_s * 1e3, s.p95_s * 1e3, s.p99_s * 1e3, s.max_s * 1e3);
-}
-
-void print_summary(const MetricsSummary& m) {
-  std::printf("  requests: %llu completed, %llu rejected, %llu timed out",
-              static_cast<unsigned long long>(m.completed),
-              static_cast<unsigned long long>(m.rejected),
-              static_cast<unsigned long long>(m.timed_out));
-  if (m.excluded_warmup > 0) {
-    std::printf(" (%llu in warm-up left out)", static_cast<unsigned long long>(m.excluded_warmup));
-  }
-  std::printf("; %.1f s simulated\n", m.duration_s);
-  std::printf(
-      "  throughput: %.2f req/s, %.1f input tok/s, %.1f output tok/s (%.1f output tok/s per GPU)\n",
-      m.request_throughput, m.input_throughput, m.output_throughput, m.output_throughput_per_gpu);
-  std::printf("  %-14s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "mean", "p50", "p90", "p95",
-              "p99", "max");
-  print_latency_row("TTFT", m.ttft);
-  print_latency_row("TPOT", m.tpot);
-  print_latency_row("ITL", m.itl);
-  print_latency_row("E2E", m.e2e);
-  print_latency_row("queueing", m.queueing);
-  if (!std::isnan(m.goodput)) {
-    std::printf("  goodput: %.2f req/s meeting the SLOs (%.1f%% of requests)\n", m.goodput,
-                m.slo_attainment * 100);
-  }
-  std::printf("  prefix cache hit rate %.1f%%, preemptions %llu, error rate %.2f%%",
-              std::isnan(m.prefix_cache_hit_rate) ? 0.0 : m.prefix_cache_hit_rate * 100,
-              static_cast<unsigned long long>(m.preemptions),
-              std::isnan(m.error_rate) ? 0.0 : m.error_rate * 100);
-  if (!std::isnan(m.cost_per_million_output_tokens)) {
-    std::printf(", $%.3f per 1M output tokens", m.cost_per_million_output_tokens);
-  }
-  std::printf("\n");
-}
 
 }  // namespace
 
@@ -212,17 +111,7 @@ int run_simulate(const SimulateOptions& options) {
   }
   if (!steps.empty()) j["steps"] = steps;
   nlohmann::json replicas = nlohmann::json::array();
-  for (const ReplicaSummary& r : result.replicas) {
-    nlohmann::json ops;
-    for (size_t op = 0; op < kNumOps; ++op)
-      ops[std::string(op_name(static_cast<Op>(op)))] = r.op_totals.op_s[op];
-    replicas.push_back({{"steps", r.steps},
-                        {"busy_s", r.busy_s},
-                        {"preemptions", r.preemptions},
-                        {"prefix_cache_hit_rate", r.prefix_cache_hit_rate},
-                        {"evicted_blocks", r.evicted_blocks},
-                        {"op_seconds", ops}});
-  }
+  for (const ReplicaSummary& r : result.replicas) replicas.push_back(replica_json(r));
   j["replicas"] = replicas;
 
   if (!options.out_dir.empty()) {
@@ -241,10 +130,10 @@ int run_simulate(const SimulateOptions& options) {
       "max_model_len %d\n",
       static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
       sc.max_model_len);
-  print_summary(result.summary);
+  print_summary(stdout, result.summary, "simulated");
   for (size_t i = 0; i < result.by_step.size(); ++i) {
     std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
-    print_summary(result.by_step[i]);
+    print_summary(stdout, result.by_step[i], "simulated");
   }
   std::printf("  fingerprint %s (%llu events)%s\n", result.fingerprint.c_str(),
               static_cast<unsigned long long>(result.events),

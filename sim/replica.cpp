@@ -4,16 +4,9 @@
 #include <string>
 
 #include "engine/sched/synthetic_prompt.h"
+#include "sim/request_prompt.h"
 
 namespace servesim {
-namespace {
-
-// Mooncake block hash ids live in their own domain so they never collide with shared-prefix
-// groups, which are small integers.
-constexpr uint64_t kMooncakeDomain = 0x4d6f6f6e63616b65ULL;
-constexpr int kMooncakeBlockTokens = 512;
-
-}  // namespace
 
 Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost_model,
                  const ReplicaOptions& options)
@@ -21,25 +14,6 @@ Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost
       options_(options),
       scheduler_(config),
       executor_(cost_model, options.sliding_window) {}
-
-void Replica::build_prompt(const RequestSpec& spec, std::vector<int32_t>& tokens) const {
-  if (!spec.block_hashes.empty()) {
-    tokens.clear();
-    tokens.reserve(static_cast<size_t>(spec.prompt_tokens));
-    for (uint64_t hash : spec.block_hashes) {
-      for (int k = 0;
-           k < kMooncakeBlockTokens && static_cast<int>(tokens.size()) < spec.prompt_tokens; ++k) {
-        tokens.push_back(
-            synthetic_token(hash ^ kMooncakeDomain, static_cast<uint64_t>(k), options_.vocab_size));
-      }
-    }
-    const int rest = spec.prompt_tokens - static_cast<int>(tokens.size());
-    if (rest > 0) append_stream_tokens(tokens, spec.session, rest, options_.vocab_size);
-    return;
-  }
-  synthetic_prompt_into(tokens, spec.prefix_group, spec.shared_prefix_tokens, spec.session,
-                        spec.prompt_tokens - spec.shared_prefix_tokens, options_.vocab_size);
-}
 
 void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener) {
   const int max_len = scheduler_.config().max_model_len;
@@ -57,7 +31,7 @@ void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& list
   }
   Request request;
   request.id = spec.id;
-  build_prompt(spec, request.prompt_token_ids);
+  request_prompt_into(spec, options_.vocab_size, request.prompt_token_ids);
   request.max_output_tokens = spec.output_tokens;
   request.ignore_eos = true;
   request.arrival_s = spec.arrival_s;

@@ -83,7 +83,6 @@ class Replica {
     double last_token_s = RequestRecord::kNever;
   };
 
-  void build_prompt(const RequestSpec& spec, std::vector<int32_t>& tokens) const;
   RequestRecord record_of(const InFlight& f, const FinishedRequest& done, double now_s) const;
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
 

@@ -1,0 +1,156 @@
+#include "cli/engine_run_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "calibration/engine_server.h"
+#include "models/config_error.h"
+#include "sim/result_writer.h"
+#include "sim/scenario.h"
+
+namespace servesim {
+namespace {
+
+// With --out, hands records and samples to the ResultWriter; otherwise records nothing.
+class RunObserver final : public Observer {
+ public:
+  explicit RunObserver(const std::string& out_dir) {
+    if (!out_dir.empty()) writer_ = std::make_unique<ResultWriter>(out_dir);
+  }
+  void on_request_done(const RequestRecord& r) override {
+    if (writer_) writer_->on_request_done(r);
+  }
+  void on_sample(const TimeSample& s) override {
+    if (writer_) writer_->on_sample(s);
+  }
+
+ private:
+  std::unique_ptr<ResultWriter> writer_;
+};
+
+void check_backend(const std::string& backend) {
+  if (backend == "cpu") return;
+  if (backend == "cuda") {
+    throw ConfigError(
+        "--backend cuda: this servesim has no CUDA engine backend built in; use --backend cpu");
+  }
+  throw ConfigError("--backend '" + backend + "': expected cpu or cuda");
+}
+
+}  // namespace
+
+CLI::App* add_engine_run_command(CLI::App& engine, EngineRunOptions& o) {
+  CLI::App* run = engine.add_subcommand(
+      "run", "Serve a scenario's workload on the engine in real time; report as `simulate` does");
+  o.command = run;
+  run->add_option("scenario", o.scenario,
+                  "Scenario file, e.g. configs/scenarios/engine-cpu-smoke.json")
+      ->required();
+  run->add_option("--set", o.overrides,
+                  "Override a scenario key, e.g. --set workload.num_requests=10 (repeatable)");
+  run->add_option("--seed", o.seed,
+                  "Seed of the workload and the weights (overrides the scenario's)");
+  run->add_option("--backend", o.backend, "cpu or cuda")->capture_default_str();
+  run->add_option("--checkpoint", o.checkpoint,
+                  "Hugging Face .safetensors file(s); default: seeded random weights");
+  run->add_option("--threads", o.threads, "CPU threads")->capture_default_str();
+  run->add_option("--num-blocks", o.num_blocks, "KV-cache blocks (block 0 reserved)");
+  run->add_option("--kv-cache-mib", o.kv_cache_mib,
+                  "KV-cache budget in MiB (default: max_num_seqs x max_model_len, at most 1024)");
+  run->add_option("--max-requests", o.max_requests, "Stop admitting after this many requests");
+  run->add_flag("--force", o.force, "Run a model above 2 B parameters anyway");
+  run->add_option("--out", o.out_dir,
+                  "Write requests.csv, timeseries.csv and summary.json into this directory");
+  run->add_option("--trace", o.trace_path, "Write the engine's per-step trace (JSON lines)");
+  run->add_flag("--profile", o.profile, "Per-op times in the trace and the summary");
+  run->add_flag("--json", o.json, "Print the summary as JSON");
+  return run;
+}
+
+int run_engine_run(const EngineRunOptions& o) {
+  check_backend(o.backend);
+  std::vector<std::string> overrides = o.overrides;
+  if (o.seed) overrides.push_back("seed=" + std::to_string(*o.seed));
+  Catalog catalog;
+  const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
+
+  EngineServeOptions options;
+  options.num_threads = o.threads;
+  options.num_gpu_blocks = o.num_blocks;
+  options.kv_cache_mib = o.kv_cache_mib;
+  options.max_requests = o.max_requests;
+  options.checkpoint = o.checkpoint;
+  options.force = o.force;
+  options.profile = o.profile;
+  std::ofstream trace;
+  if (!o.trace_path.empty()) {
+    trace.open(o.trace_path);
+    if (!trace) throw ConfigError("--trace: cannot write '" + o.trace_path + "'");
+    options.trace = &trace;
+  }
+  const EngineServer server(scenario.config, options);
+  RunObserver observer(o.out_dir);
+  const EngineServeResult result = server.run(observer);
+
+  const SimulationConfig& c = server.config();
+  const SchedulerConfig& sc = server.scheduler_config();
+  const int64_t kv_tokens = (sc.num_gpu_blocks - 1) * sc.block_size;
+  const double kv_mib = static_cast<double>(server.kv_cache_bytes()) / (1 << 20);
+  nlohmann::json j;
+  j["scenario"] = scenario.name;
+  j["model"] = c.model.name;
+  j["backend"] = o.backend;
+  j["threads"] = o.threads;
+  j["params"] = server.weights().num_params();
+  j["batching"] = std::string(scheduling_policy_name(c.batching));
+  j["max_num_seqs"] = sc.max_num_seqs;
+  j["max_num_batched_tokens"] = sc.max_num_batched_tokens;
+  j["max_model_len"] = sc.max_model_len;
+  j["kv_cache_blocks"] = sc.num_gpu_blocks;
+  j["kv_cache_tokens"] = kv_tokens;
+  j["kv_cache_mib"] = kv_mib;
+  j["seed"] = c.seed;
+  j["wall_s"] = result.wall_s;
+  j["stopped"] = result.stopped;
+  j["summary"] = summary_json(result.summary);
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < result.by_step.size(); ++i) {
+    nlohmann::json s = summary_json(result.by_step[i]);
+    s["clients"] = c.workload.steps[i];
+    steps.push_back(s);
+  }
+  if (!steps.empty()) j["steps"] = steps;
+  j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
+
+  if (!o.out_dir.empty()) {
+    std::ofstream(std::filesystem::path(o.out_dir) / "summary.json") << j.dump(2) << "\n";
+  }
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("%s: %s (%.1f M params) on the %s engine, %d thread%s, %s batching\n",
+              scenario.name.c_str(), c.model.name.c_str(), server.weights().num_params() / 1e6,
+              o.backend.c_str(), o.threads, o.threads == 1 ? "" : "s",
+              std::string(scheduling_policy_name(c.batching)).c_str());
+  std::printf(
+      "  KV cache %lld tokens (%lld blocks, %.1f MiB fp32); max_num_seqs %d, "
+      "max_num_batched_tokens %d, max_model_len %d\n",
+      static_cast<long long>(kv_tokens), static_cast<long long>(sc.num_gpu_blocks), kv_mib,
+      sc.max_num_seqs, sc.max_num_batched_tokens, sc.max_model_len);
+  print_summary(stdout, result.summary, "wall clock");
+  for (size_t i = 0; i < result.by_step.size(); ++i) {
+    std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
+    print_summary(stdout, result.by_step[i], "wall clock");
+  }
+  std::printf("  %lld engine steps, %.1f s busy of %.1f s%s\n",
+              static_cast<long long>(result.engine.steps), result.engine.busy_s, result.wall_s,
+              result.stopped ? " — stopped early" : "");
+  return 0;
+}
+
+}  // namespace servesim
