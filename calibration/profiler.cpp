@@ -57,6 +57,7 @@ nlohmann::json identity(const ProfilerOptions& o, const std::string& model) {
 }
 
 void check_options(const ProfilerOptions& o) {
+  if (o.model.empty()) throw ConfigError("calibrate profile: --model NAME is required");
   if (o.out_dir.empty()) throw ConfigError("calibrate profile: --out DIR is required");
   if (o.backend == "cuda") {
     throw ConfigError(

@@ -2,15 +2,19 @@
 
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "calibration/profile_fitter.h"
 #include "calibration/profile_run.h"
+#include "calibration/validator.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/cost_model.h"
+#include "sim/scenario.h"
 
 namespace servesim {
 namespace {
@@ -79,9 +83,103 @@ int run_fit_step(const CalibrateCommandOptions& o, const std::string& run_dir,
   return 0;
 }
 
+// The metrics --max-error holds the simulator to: what capacity decisions rest on.
+bool is_headline(const std::string& metric) {
+  return metric == "output_throughput" || metric == "tpot_p50" || metric == "ttft_p50" ||
+         metric == "ttft_p99";
+}
+
+int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
+                      const std::string& profile_path, const std::string& report_path) {
+  std::vector<std::string> overrides = o.overrides;
+  if (o.seed) overrides.push_back("seed=" + std::to_string(*o.seed));
+  const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
+  ValidationOptions vo;
+  vo.profile_path = profile_path;
+  vo.transfer = o.transfer;
+  vo.extrapolate = o.extrapolate;
+  vo.engine.num_threads = o.profiler.threads;
+  vo.engine.num_gpu_blocks = o.num_blocks;
+  if (!o.json) {
+    std::fprintf(stderr, "calibrate validate: serving %s on the engine in real time...\n",
+                 scenario.name.c_str());
+  }
+  const ValidationReport r = validate_profile(scenario, vo);
+  const nlohmann::json j = r.to_json();
+  if (!report_path.empty()) {
+    std::ofstream out(report_path);
+    out << j.dump(2) << '\n';
+    if (!out) throw ConfigError("calibrate validate: --report " + report_path + ": cannot write");
+  }
+  int exit_code = 0;
+  if (o.json) {
+    std::cout << j.dump(2) << "\n";
+  } else {
+    std::printf(
+        "calibrate validate: %s, %s served on the cpu engine (%d thread%s), profile %s "
+        "(%s%s), %lld KV blocks both sides\n",
+        r.scenario.c_str(), r.served_model.c_str(), o.profiler.threads,
+        o.profiler.threads == 1 ? "" : "s", r.profile.c_str(), r.profiled_model.c_str(),
+        r.transferred ? ", transferred" : "", static_cast<long long>(r.kv_blocks));
+    std::printf("%-24s %12s %12s %9s\n", "metric", "engine", "simulated", "error_%");
+    for (const MetricComparison& m : r.rows) {
+      const std::string name = m.metric + " (" + m.unit + ")";
+      std::printf(
+          "%-24s %12.2f %12.2f %9s\n", name.c_str(), m.engine, m.simulated,
+          std::isfinite(m.error) ? std::to_string(std::lround(100 * m.error)).c_str() : "n/a");
+    }
+    std::printf("completed: engine %llu, simulated %llu of %llu requests; engine wall %.1f s\n",
+                static_cast<unsigned long long>(r.engine.summary.completed),
+                static_cast<unsigned long long>(r.simulated.summary.completed),
+                static_cast<unsigned long long>(r.engine.summary.requests), r.engine.wall_s);
+    if (r.extrapolated_steps > 0) {
+      std::printf("note: %lld simulated steps lay beyond the profile's range (extrapolated)\n",
+                  static_cast<long long>(r.extrapolated_steps));
+    }
+  }
+  if (o.max_error > 0) {
+    for (const MetricComparison& m : r.rows) {
+      if (is_headline(m.metric) && !(std::abs(m.error) <= o.max_error)) {
+        std::fprintf(
+            stderr, "calibrate validate: %s is off by %s (limit %.0f%%)\n", m.metric.c_str(),
+            std::isfinite(m.error) ? (std::to_string(std::lround(100 * m.error)) + "%").c_str()
+                                   : "an unmeasurable amount",
+            100 * o.max_error);
+        exit_code = 1;
+      }
+    }
+  }
+  return exit_code;
+}
+
+int run_all(const CalibrateCommandOptions& o, const Catalog& catalog) {
+  if (o.all_out.empty()) throw ConfigError("calibrate all: --out DIR is required");
+  CalibrateCommandOptions step = o;
+  std::vector<std::string> overrides = o.overrides;
+  const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
+  if (o.profiler.model.empty()) step.profiler.model = scenario.config.model.name;
+  step.profiler.out_dir = (std::filesystem::path(o.all_out) / "run").string();
+  const std::string profile = (std::filesystem::path(o.all_out) / "profile.json").string();
+  const std::string report = (std::filesystem::path(o.all_out) / "validation.json").string();
+  run_profile_step(step, catalog);
+  run_fit_step(step, step.profiler.out_dir, profile);
+  return run_validate_step(step, catalog, profile, report);
+}
+
+void add_validate_options(CLI::App* c, CalibrateCommandOptions& o) {
+  c->add_option("--set", o.overrides, "Override a scenario key (key=value), repeatable");
+  c->add_option("--seed", o.seed, "Seed of the workload (default: the scenario's)");
+  c->add_option("--num-blocks", o.num_blocks, "Engine KV-cache blocks (default: its budget)");
+  c->add_flag("--transfer", o.transfer, "Accept a profile of another model (transfer validation)");
+  c->add_flag("--extrapolate", o.extrapolate, "Accept steps beyond the profile's range");
+  c->add_option("--max-error", o.max_error,
+                "Exit 1 when throughput, TPOT p50 or TTFT p50/p99 is off by more (fraction)");
+  c->add_flag("--json", o.json, "Print the report as JSON");
+}
+
 void add_profiler_options(CLI::App* c, CalibrateCommandOptions& o) {
   ProfilerOptions& p = o.profiler;
-  c->add_option("--model", p.model, "Catalog name or model JSON")->capture_default_str();
+  c->add_option("--model", p.model, "Catalog name or model JSON (all: the scenario's)");
   c->add_option("--backend", p.backend, "cpu or cuda")->capture_default_str();
   c->add_option("--threads", p.threads, "CPU threads of the engine")->capture_default_str();
   c->add_option("--repeats", p.repeats, "Measured steps per shape")->capture_default_str();
@@ -105,6 +203,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
 
   o.profile = cal->add_subcommand("profile", "Measure the engine over a grid of batch shapes");
   add_profiler_options(o.profile, o);
+  o.profile->get_option("--model")->required();
   o.profile->add_option("--out", o.profiler.out_dir, "Run directory (resumed when it exists)")
       ->required();
 
@@ -115,6 +214,23 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
   o.fit->add_option("--model", o.fit_model, "Refuse a run of another model");
   o.fit->add_option("--backend", o.fit_backend, "Refuse a run of another backend");
   o.fit->add_option("--folds", o.folds, "k of the k-fold cross-validation")->capture_default_str();
+
+  o.validate = cal->add_subcommand(
+      "validate", "Serve a scenario on the engine and in the simulator with a profile; compare");
+  o.validate->add_option("scenario", o.scenario, "Scenario JSON")->required();
+  o.validate->add_option("--profile", o.profile_path, "Profile JSON from calibrate fit")
+      ->required();
+  o.validate->add_option("--threads", o.profiler.threads, "CPU threads of the engine")
+      ->capture_default_str();
+  o.validate->add_option("--report", o.report, "Write the JSON report here");
+  add_validate_options(o.validate, o);
+
+  o.all = cal->add_subcommand("all", "Profile, fit and validate in sequence");
+  o.all->add_option("scenario", o.scenario, "Scenario JSON (its model is profiled)")->required();
+  o.all->add_option("--out", o.all_out, "Folder for run/, profile.json and validation.json")
+      ->required();
+  add_profiler_options(o.all, o);
+  add_validate_options(o.all, o);
   return cal;
 }
 
@@ -122,6 +238,10 @@ int run_calibrate_command(const CalibrateCommandOptions& o) {
   Catalog catalog;
   if (o.profile != nullptr && *o.profile) return run_profile_step(o, catalog);
   if (o.fit != nullptr && *o.fit) return run_fit_step(o, o.run_dir, o.profile_out);
+  if (o.validate != nullptr && *o.validate) {
+    return run_validate_step(o, catalog, o.profile_path, o.report);
+  }
+  if (o.all != nullptr && *o.all) return run_all(o, catalog);
   return 0;
 }
 

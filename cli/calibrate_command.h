@@ -5,6 +5,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,7 +35,10 @@ struct CalibrateCommandOptions {
   bool transfer = false;               // validate: allow another model than the profiled one
   bool extrapolate = false;            // validate: allow shapes beyond the profiled range
   std::string report;                  // validate: JSON report path
-  uint64_t seed = 0;
+  std::optional<uint64_t> seed;        // validate: the scenario's seed unless given
+  int64_t num_blocks = 0;              // validate: engine KV blocks; 0 = its default budget
+  double max_error = 0;                // validate: exit 1 beyond this |error|; 0 = never
+  std::string all_out;                 // all: folder for run/, profile.json, validation.json
   bool json = false;
 };
 

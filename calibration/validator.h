@@ -1,0 +1,62 @@
+// Validator: `servesim calibrate validate` — serves a scenario's workload on the engine in
+// real time (EngineServer) and simulates the same workload with a calibrated profile, then
+// sets the two side by side: TTFT, TPOT, ITL and E2E at p50/p90/p99 and the throughputs,
+// each with the simulator's relative error (simulated / measured - 1).
+//
+// The simulator runs with the engine's KV-block count (num_gpu_blocks_override), so both
+// admit and preempt alike; the only thing the simulator predicts is how long each step takes.
+// With a profile of another model ("transfer") the same comparison measures how well the
+// fitted rates carry over to a model that was never profiled.
+//
+// Stateless; one validation at a time per thread.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "calibration/engine_server.h"
+#include "models/calibration_profile.h"
+#include "sim/scenario.h"
+
+namespace servesim {
+
+struct MetricComparison {
+  std::string metric;    // "ttft_p50", "output_throughput", ...
+  std::string unit;      // "ms" or "tok/s" or "req/s"
+  double engine = 0;     // measured, in `unit`
+  double simulated = 0;  // predicted, in `unit`
+  double error = 0;      // simulated / engine - 1; NaN when the engine measured 0 or nothing
+};
+
+struct ValidationReport {
+  std::string scenario;  // name
+  std::string profile;   // path
+  std::string profiled_model;
+  std::string served_model;
+  bool transferred = false;  // the profile is of another model
+  int64_t kv_blocks = 0;     // both sides' KV-cache blocks
+  int64_t extrapolated_steps = 0;
+  EngineServeResult engine;
+  SimulationResult simulated;
+  std::vector<MetricComparison> rows;
+
+  nlohmann::json to_json() const;
+};
+
+struct ValidationOptions {
+  std::string profile_path;
+  bool transfer = false;     // accept a profile of another model
+  bool extrapolate = false;  // accept steps beyond the profile's range
+  EngineServeOptions engine;
+};
+
+// Throws ConfigError for a bad profile, a profile of another backend than the engine's, a
+// profile of another model without transfer, or anything EngineServer or Simulation refuse.
+ValidationReport validate_profile(const Scenario& scenario, const ValidationOptions& options);
+
+// The comparison rows of two summaries (also used by tests).
+std::vector<MetricComparison> compare_summaries(const MetricsSummary& engine,
+                                                const MetricsSummary& simulated);
+
+}  // namespace servesim
