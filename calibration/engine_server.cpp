@@ -110,7 +110,8 @@ class EngineServer::Run {
       }
       if (interval_s > 0 && now_s() >= next_sample_s) {
         sample();
-        next_sample_s = now_s() + interval_s;
+        // On the simulator's grid (0, interval, 2 interval, ...), skipping missed points.
+        next_sample_s = (std::floor(now_s() / interval_s) + 1) * interval_s;
       }
       result_.stopped = observer_.should_stop();
     }

@@ -155,6 +155,34 @@ TEST(EngineServer, ClosedLoopClientsSendAfterTheirAnswer) {
   }
 }
 
+TEST(EngineServer, MultiTurnSessionsHitTheCacheOnTheirPreviousPrompt) {
+  nlohmann::json j = tiny_scenario();
+  j["workload"]["prompt_tokens"] = 40;
+  j["workload"]["multi_turn"] = {{"turns", 2}, {"user_tokens", 4}};
+  j["workload"]["num_requests"] = 8;
+  const SimulationConfig config = config_of(j);
+  NullObserver observer;
+  const EngineServeResult result = serve_on_engine(config, {}, observer);
+  const SimulationResult sim = Simulation(config).run(observer);
+  EXPECT_EQ(result.summary.completed, 8u);
+  // A second turn repeats its first turn's 40-token prompt (two full 16-token blocks) and
+  // answer; the engine's answer is the model's, so only the simulator also hits on it.
+  EXPECT_GT(result.summary.cached_prompt_tokens, 0u);
+  EXPECT_EQ(result.summary.cached_prompt_tokens % 32, 0u);
+  EXPECT_LE(result.summary.cached_prompt_tokens, sim.summary.cached_prompt_tokens);
+}
+
+TEST(EngineServer, SteppedWorkloadsReportEachStep) {
+  nlohmann::json j = tiny_scenario();
+  j["workload"]["arrival"] = {{"type", "stepped"}, {"steps", {1, 2}}, {"step_duration_s", 0.1}};
+  j["workload"].erase("num_requests");
+  NullObserver observer;
+  const EngineServeResult result = serve_on_engine(config_of(j), {}, observer);
+  ASSERT_EQ(result.by_step.size(), 2u);
+  EXPECT_GT(result.by_step[0].completed, 0u);
+  EXPECT_GT(result.by_step[1].completed, 0u);
+}
+
 TEST(EngineServer, MaxRequestsCapsTheRun) {
   EngineServeOptions options;
   options.max_requests = 5;
