@@ -57,7 +57,8 @@ nlohmann::json identity(const ProfilerOptions& o, const std::string& model) {
 }
 
 void check_options(const ProfilerOptions& o) {
-  if (o.model.empty()) throw ConfigError("calibrate profile: --model NAME is required");
+  if (o.model.empty() && !o.model_spec)
+    throw ConfigError("calibrate profile: --model NAME is required");
   if (o.out_dir.empty()) throw ConfigError("calibrate profile: --out DIR is required");
   if (o.backend == "cuda") {
     throw ConfigError(
@@ -133,7 +134,7 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
                             const ProfileProgress& progress) {
   const Clock::time_point start = Clock::now();
   check_options(o);
-  const ModelSpec spec = catalog.resolve_model(o.model);
+  const ModelSpec spec = o.model_spec ? *o.model_spec : catalog.resolve_model(o.model);
   Weights::check_supported(spec);
   const std::vector<ProfileShape> grid = make_profile_grid(o.grid);
   if (o.grid.max_context > spec.max_position_embeddings) {

@@ -15,24 +15,27 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "calibration/profile_grid.h"
+#include "models/model_spec.h"
 
 namespace servesim {
 
 class Catalog;
 
 struct ProfilerOptions {
-  std::string model;            // catalog name or model JSON. REQUIRES: set
-  std::string backend = "cpu";  // "cpu" (or "cuda" in a CUDA build)
-  std::string out_dir;          // run directory, created when missing
-  int threads = 1;              // CPU threads. REQUIRES: >= 1
-  int repeats = 3;              // measured steps per shape. REQUIRES: >= 1
-  int warmup = 1;               // unmeasured steps per shape first. REQUIRES: >= 0
-  int block_size = 16;          // tokens per KV block
-  uint64_t seed = 0;            // random weights
-  bool measure_device = true;   // bandwidth and GEMM rate (a few seconds)
+  std::string model;  // catalog name or model JSON. REQUIRES: set, unless model_spec is
+  std::optional<ModelSpec> model_spec;  // the model itself (a scenario's); overrides `model`
+  std::string backend = "cpu";          // "cpu" (or "cuda" in a CUDA build)
+  std::string out_dir;                  // run directory, created when missing
+  int threads = 1;                      // CPU threads. REQUIRES: >= 1
+  int repeats = 3;                      // measured steps per shape. REQUIRES: >= 1
+  int warmup = 1;                       // unmeasured steps per shape first. REQUIRES: >= 0
+  int block_size = 16;                  // tokens per KV block
+  uint64_t seed = 0;                    // random weights
+  bool measure_device = true;           // bandwidth and GEMM rate (a few seconds)
   ProfileGridOptions grid;
 };
 

@@ -157,7 +157,10 @@ int run_all(const CalibrateCommandOptions& o, const Catalog& catalog) {
   CalibrateCommandOptions step = o;
   std::vector<std::string> overrides = o.overrides;
   const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
-  if (o.profiler.model.empty()) step.profiler.model = scenario.config.model.name;
+  if (o.profiler.model.empty()) {
+    step.profiler.model = scenario.config.model.name;
+    step.profiler.model_spec = scenario.config.model;
+  }
   step.profiler.out_dir = (std::filesystem::path(o.all_out) / "run").string();
   const std::string profile = (std::filesystem::path(o.all_out) / "profile.json").string();
   const std::string report = (std::filesystem::path(o.all_out) / "validation.json").string();
@@ -177,7 +180,8 @@ void add_validate_options(CLI::App* c, CalibrateCommandOptions& o) {
   c->add_flag("--json", o.json, "Print the report as JSON");
 }
 
-void add_profiler_options(CLI::App* c, CalibrateCommandOptions& o) {
+// `all` takes --seed as the workload's (validate), so it leaves the weights' seed at 0.
+void add_profiler_options(CLI::App* c, CalibrateCommandOptions& o, bool weight_seed) {
   ProfilerOptions& p = o.profiler;
   c->add_option("--model", p.model, "Catalog name or model JSON (all: the scenario's)");
   c->add_option("--backend", p.backend, "cpu or cuda")->capture_default_str();
@@ -190,7 +194,9 @@ void add_profiler_options(CLI::App* c, CalibrateCommandOptions& o) {
   c->add_option("--max-context", p.grid.max_context, "Largest context of one sequence (tokens)")
       ->capture_default_str();
   c->add_flag("--quick", p.grid.quick, "Fewer points per axis (smoke runs)");
-  c->add_option("--seed", p.seed, "Seed of the random weights")->capture_default_str();
+  if (weight_seed) {
+    c->add_option("--seed", p.seed, "Seed of the random weights")->capture_default_str();
+  }
   c->add_flag("--no-progress", o.no_progress, "No progress line on stderr");
 }
 
@@ -202,7 +208,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
   cal->require_subcommand(1);
 
   o.profile = cal->add_subcommand("profile", "Measure the engine over a grid of batch shapes");
-  add_profiler_options(o.profile, o);
+  add_profiler_options(o.profile, o, true);
   o.profile->get_option("--model")->required();
   o.profile->add_option("--out", o.profiler.out_dir, "Run directory (resumed when it exists)")
       ->required();
@@ -229,7 +235,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
   o.all->add_option("scenario", o.scenario, "Scenario JSON (its model is profiled)")->required();
   o.all->add_option("--out", o.all_out, "Folder for run/, profile.json and validation.json")
       ->required();
-  add_profiler_options(o.all, o);
+  add_profiler_options(o.all, o, false);
   add_validate_options(o.all, o);
   return cal;
 }
