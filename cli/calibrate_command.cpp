@@ -100,7 +100,7 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
   vo.extrapolate = o.extrapolate;
   vo.engine.num_threads = o.profiler.threads;
   vo.engine.num_gpu_blocks = o.num_blocks;
-  if (!o.json) {
+  if (!o.json && isatty(STDERR_FILENO) != 0) {
     std::fprintf(stderr, "calibrate validate: serving %s on the engine in real time...\n",
                  scenario.name.c_str());
   }

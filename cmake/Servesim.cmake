@@ -18,9 +18,10 @@ function(servesim_add_library name)
   endif()
 endfunction()
 
-# servesim_add_test_suite(NAME LIBS lib... [LABELS label...]): every *_test.cpp in the folder.
+# servesim_add_test_suite(NAME LIBS lib... [LABELS label...] [SERIAL]): every *_test.cpp in the
+# folder. SERIAL tests run alone (they time the machine and must not share it).
 function(servesim_add_test_suite name)
-  cmake_parse_arguments(ARG "" "" "LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "" "LIBS;LABELS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   file(GLOB helpers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_runner.cpp)
   list(APPEND srcs ${helpers})
@@ -33,7 +34,17 @@ function(servesim_add_test_suite name)
     SERVESIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SERVESIM_REFERENCE_DIR="${PROJECT_SOURCE_DIR}/../shared/reference")
   set(labels unit ${ARG_LABELS})
+  set(serial "")
+  if(ARG_SERIAL)
+    set(serial RUN_SERIAL TRUE)
+  endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
-    PROPERTIES LABELS "${labels}"
+    PROPERTIES ${serial}
     ENVIRONMENT "SERVESIM_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs")
+  # Labels are set after discovery, by name list: gtest_discover_tests' PROPERTIES would split
+  # a list of labels into separate properties.
+  set(label_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+  file(WRITE ${label_file}
+    "if(${name}_TESTS)\n  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\")\nendif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${label_file})
 endfunction()
