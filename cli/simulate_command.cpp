@@ -102,6 +102,15 @@ int run_simulate(const SimulateOptions& options) {
   j["events"] = result.events;
   j["simulated_s"] = result.simulated_s;
   j["stopped"] = result.stopped;
+  if (c.profile) {
+    j["cost_model"] = {{"type", "calibrated"},
+                       {"profiled_model", c.profile->model},
+                       {"device", c.profile->device},
+                       {"backend", c.profile->backend},
+                       {"extrapolated_steps", result.extrapolated_steps}};
+  } else {
+    j["cost_model"] = {{"type", "roofline"}};
+  }
   j["summary"] = summary_json(result.summary);
   nlohmann::json steps = nlohmann::json::array();
   for (size_t i = 0; i < result.by_step.size(); ++i) {
@@ -130,6 +139,11 @@ int run_simulate(const SimulateOptions& options) {
       "max_model_len %d\n",
       static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
       sc.max_model_len);
+  if (c.profile) {
+    std::printf("  cost model: calibrated profile of %s on %s (%s)%s\n", c.profile->model.c_str(),
+                c.profile->device.c_str(), c.profile->backend.c_str(),
+                c.profile->model != c.model.name ? ", transferred" : "");
+  }
   print_summary(stdout, result.summary, "simulated");
   for (size_t i = 0; i < result.by_step.size(); ++i) {
     std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
@@ -138,6 +152,12 @@ int run_simulate(const SimulateOptions& options) {
   std::printf("  fingerprint %s (%llu events)%s\n", result.fingerprint.c_str(),
               static_cast<unsigned long long>(result.events),
               result.stopped ? " — stopped early" : "");
+  if (result.extrapolated_steps > 0) {
+    std::printf(
+        "  note: %lld steps lay beyond the calibrated profile's range and were "
+        "extrapolated (cost_model.extrapolate)\n",
+        static_cast<long long>(result.extrapolated_steps));
+  }
   return 0;
 }
 
