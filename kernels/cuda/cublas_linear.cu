@@ -28,19 +28,19 @@ CublasLinear::~CublasLinear() {
   if (handle_ != nullptr) cublasDestroy(handle_);
 }
 
-void CublasLinear::gemm(const Bf16* x, const Bf16* w, void* y, bool y_is_fp32, int64_t m,
-                        int64_t n, int64_t k, float beta) {
+void CublasLinear::gemm(const Bf16* x, const Bf16* w, void* y, bool y_is_fp32, int64_t m, int64_t n,
+                        int64_t k, float beta) {
   if (m == 0 || n == 0) return;
   const float alpha = 1.0f;
   // Row-major y (m, n) is column-major y^T (n, m) = W (n, k) * x^T (k, m): W row-major (n, k) is
   // column-major (k, n) with leading dimension k, hence the transpose; x row-major (m, k) is
   // column-major (k, m), used as is.
-  check_cublas(cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n),
-                            static_cast<int>(m), static_cast<int>(k), &alpha, w, CUDA_R_16BF,
-                            static_cast<int>(k), x, CUDA_R_16BF, static_cast<int>(k), &beta, y,
-                            y_is_fp32 ? CUDA_R_32F : CUDA_R_16BF, static_cast<int>(n),
-                            CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-               "cublasGemmEx");
+  check_cublas(
+      cublasGemmEx(handle_, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(n), static_cast<int>(m),
+                   static_cast<int>(k), &alpha, w, CUDA_R_16BF, static_cast<int>(k), x, CUDA_R_16BF,
+                   static_cast<int>(k), &beta, y, y_is_fp32 ? CUDA_R_32F : CUDA_R_16BF,
+                   static_cast<int>(n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+      "cublasGemmEx");
 }
 
 void CublasLinear::forward(const Bf16* x, const Bf16* w, const float* bias, float* y, int64_t m,
@@ -49,8 +49,7 @@ void CublasLinear::forward(const Bf16* x, const Bf16* w, const float* bias, floa
   if (bias != nullptr) add_bias(y, bias, m, n, stream_);
 }
 
-void CublasLinear::forward(const Bf16* x, const Bf16* w, Bf16* y, int64_t m, int64_t n,
-                           int64_t k) {
+void CublasLinear::forward(const Bf16* x, const Bf16* w, Bf16* y, int64_t m, int64_t n, int64_t k) {
   gemm(x, w, y, false, m, n, k, 0.0f);
 }
 

@@ -34,8 +34,8 @@ class CublasLinear {
   void forward(const Bf16* x, const Bf16* w, Bf16* y, int64_t m, int64_t n, int64_t k);
 
  private:
-  void gemm(const Bf16* x, const Bf16* w, void* y, bool y_is_fp32, int64_t m, int64_t n,
-            int64_t k, float beta);
+  void gemm(const Bf16* x, const Bf16* w, void* y, bool y_is_fp32, int64_t m, int64_t n, int64_t k,
+            float beta);
 
   Stream stream_;
   cublasContext* handle_ = nullptr;  // a cublasHandle_t

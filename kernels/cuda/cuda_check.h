@@ -21,13 +21,14 @@ inline void check_cuda(cudaError_t status, const char* what) {
 
 inline void check_cublas(cublasStatus_t status, const char* what) {
   if (status != CUBLAS_STATUS_SUCCESS) {
-    throw CudaError(std::string("cuBLAS error in ") + what + ": " +
-                    cublasGetStatusString(status));
+    throw CudaError(std::string("cuBLAS error in ") + what + ": " + cublasGetStatusString(status));
   }
 }
 
 // After a kernel launch: reports a bad launch configuration at once (execution errors surface
 // at the next synchronising call).
-inline void check_launch(const char* kernel) { check_cuda(cudaGetLastError(), kernel); }
+inline void check_launch(const char* kernel) {
+  check_cuda(cudaGetLastError(), kernel);
+}
 
 }  // namespace servesim::cuda

@@ -18,8 +18,8 @@ DeviceInfo current_device_info() {
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   cudaDeviceProp prop{};
   check_cuda(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
-  return DeviceInfo{prop.name, prop.multiProcessorCount,
-                    static_cast<int64_t>(prop.totalGlobalMem), prop.major * 10 + prop.minor};
+  return DeviceInfo{prop.name, prop.multiProcessorCount, static_cast<int64_t>(prop.totalGlobalMem),
+                    prop.major * 10 + prop.minor};
 }
 
 void synchronize(Stream stream) {

@@ -15,8 +15,8 @@ int device_count();
 // The properties of the current device the engine and its roofline report.
 struct DeviceInfo {
   std::string name;
-  int num_sms = 0;          // streaming multiprocessors
-  int64_t memory_bytes = 0;  // global memory
+  int num_sms = 0;             // streaming multiprocessors
+  int64_t memory_bytes = 0;    // global memory
   int compute_capability = 0;  // e.g. 90 for sm_90
 };
 // Throws CudaError when no device is usable.

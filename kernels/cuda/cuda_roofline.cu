@@ -71,9 +71,9 @@ double measure_hbm_read_bandwidth_Bps(int64_t bytes, int repeats) {
   EventTimer timer;
   const int64_t words = bytes / 16;
   DeviceBuffer buffer(words * 16);
-  check_cuda(cudaMemsetAsync(buffer.data<void>(), 1, static_cast<size_t>(words * 16),
-                             timer.stream()),
-             "cudaMemsetAsync");
+  check_cuda(
+      cudaMemsetAsync(buffer.data<void>(), 1, static_cast<size_t>(words * 16), timer.stream()),
+      "cudaMemsetAsync");
   int device = 0, sms = 0;
   check_cuda(cudaGetDevice(&device), "cudaGetDevice");
   check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device),
@@ -83,7 +83,7 @@ double measure_hbm_read_bandwidth_Bps(int64_t bytes, int repeats) {
   DeviceBuffer partial(static_cast<int64_t>(blocks) * kThreads * 4);
   const double seconds = timer.median_seconds(repeats, [&] {
     read_kernel<<<blocks, kThreads, 0, timer.stream()>>>(buffer.data<uint4>(), words,
-                                                        partial.data<uint32_t>());
+                                                         partial.data<uint32_t>());
     check_launch("read_kernel");
   });
   return static_cast<double>(words) * 16.0 / seconds;
@@ -95,9 +95,8 @@ double measure_cublas_gemm_flops(int64_t m, int64_t n, int64_t k, int repeats) {
   fill_uniform_bf16(x.data<Bf16>(), m * k, 1, 0, 1.0f, timer.stream());
   fill_uniform_bf16(w.data<Bf16>(), n * k, 1, 1, 1.0f, timer.stream());
   CublasLinear linear(timer.stream());
-  const double seconds = timer.median_seconds(repeats, [&] {
-    linear.forward(x.data<Bf16>(), w.data<Bf16>(), y.data<Bf16>(), m, n, k);
-  });
+  const double seconds = timer.median_seconds(
+      repeats, [&] { linear.forward(x.data<Bf16>(), w.data<Bf16>(), y.data<Bf16>(), m, n, k); });
   return 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) / seconds;
 }
 

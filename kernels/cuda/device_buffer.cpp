@@ -6,7 +6,9 @@
 
 namespace servesim::cuda {
 
-DeviceBuffer::DeviceBuffer(int64_t bytes) { reserve(bytes); }
+DeviceBuffer::DeviceBuffer(int64_t bytes) {
+  reserve(bytes);
+}
 
 DeviceBuffer::~DeviceBuffer() {
   // A failed free at destruction has no one to report to; the context is being torn down.

@@ -17,7 +17,9 @@ void EventTimeline::record(Stream stream) {
   check_cuda(cudaEventRecord(events_[used_++], stream), "cudaEventRecord");
 }
 
-void EventTimeline::begin(Stream stream) { record(stream); }
+void EventTimeline::begin(Stream stream) {
+  record(stream);
+}
 
 void EventTimeline::end(Stream stream, size_t category) {
   intervals_.push_back(Interval{used_ - 1, category});

@@ -21,7 +21,8 @@ constexpr int kMinKeysPerSplit = 2 * kTile;
 constexpr int kTargetWarpsPerSm = 16;
 
 __device__ float warp_max(float x) {
-  for (int offset = 16; offset > 0; offset /= 2) x = fmaxf(x, __shfl_xor_sync(kFullMask, x, offset));
+  for (int offset = 16; offset > 0; offset /= 2)
+    x = fmaxf(x, __shfl_xor_sync(kFullMask, x, offset));
   return x;
 }
 
@@ -87,8 +88,7 @@ struct KernelArgs {
 // queries (pre-scaled) and the tile's probabilities in shared memory, keys and values are read
 // from the cache through L1.
 template <int kVecs, int kDims>
-__global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    paged_attention_kernel(KernelArgs a) {
+__global__ void __launch_bounds__(kWarpsPerBlock * 32) paged_attention_kernel(KernelArgs a) {
   extern __shared__ float smem[];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int item_index = blockIdx.x * kWarpsPerBlock + warp;
@@ -214,8 +214,8 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
 // largest split maximum (the first split always saw key 0, so M is finite).
 __global__ void merge_kernel(const AttentionMerge* merges, int num_merges, int num_partials,
                              int head_dim, int group, const float* partial_max,
-                             const float* partial_sum, const float* partial_acc,
-                             __nv_bfloat16* out, int64_t out_row_stride) {
+                             const float* partial_sum, const float* partial_acc, __nv_bfloat16* out,
+                             int64_t out_row_stride) {
   const int index = blockIdx.x * kWarpsPerBlock + threadIdx.x / 32;
   const int lane = threadIdx.x % 32;
   if (index >= num_merges) return;
@@ -280,7 +280,8 @@ PagedAttention::PagedAttention(int num_heads, int num_kv_heads, int head_dim, in
                                 " is not supported (a multiple of 8, at most 128)");
   }
   if (num_kv_heads < 1 || num_heads % num_kv_heads != 0) {
-    throw std::invalid_argument("CUDA paged attention: num_heads must be a multiple of num_kv_heads");
+    throw std::invalid_argument(
+        "CUDA paged attention: num_heads must be a multiple of num_kv_heads");
   }
 }
 
@@ -345,8 +346,8 @@ void PagedAttention::plan(std::span<const AttentionSequence> sequences, bool spl
   }
 }
 
-void PagedAttention::run(const float* q, int64_t q_row_stride, const PagedKVCache& cache,
-                         int layer, float scale, Bf16* out, Stream stream) {
+void PagedAttention::run(const float* q, int64_t q_row_stride, const PagedKVCache& cache, int layer,
+                         float scale, Bf16* out, Stream stream) {
   if (items_.empty()) return;
   const int group = num_heads_ / num_kv_heads_;
   KernelArgs args{q,
@@ -379,8 +380,8 @@ void PagedAttention::run(const float* q, int64_t q_row_stride, const PagedKVCach
   const dim3 grid((num_merges + kWarpsPerBlock - 1) / kWarpsPerBlock, num_kv_heads_);
   merge_kernel<<<grid, kWarpsPerBlock * 32, 0, stream>>>(
       merges_device_.data<AttentionMerge>(), num_merges, num_partials_, head_dim_, group,
-      partial_max_.data<float>(), partial_sum_.data<float>(), partial_acc_.data<float>(),
-      args.out, args.out_row_stride);
+      partial_max_.data<float>(), partial_sum_.data<float>(), partial_acc_.data<float>(), args.out,
+      args.out_row_stride);
   check_launch("attention merge_kernel");
 }
 

@@ -21,8 +21,7 @@ __device__ uint64_t mix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-__global__ void fill_uniform_kernel(__nv_bfloat16* dst, int64_t n, uint64_t key,
-                                    float amplitude) {
+__global__ void fill_uniform_kernel(__nv_bfloat16* dst, int64_t n, uint64_t key, float amplitude) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x) {
     const uint64_t bits = mix64(key + static_cast<uint64_t>(i) * 0x9e3779b97f4a7c15ull);
@@ -44,8 +43,8 @@ void fill_uniform_bf16(Bf16* dst, int64_t n, uint64_t seed, uint64_t stream_id, 
                        Stream stream) {
   if (n == 0) return;
   const uint64_t key = seed * 0xd1b54a32d192ed03ull ^ (stream_id + 1) * 0x8cb92ba72f3d8dd7ull;
-  fill_uniform_kernel<<<grid_for(n), kThreads, 0, stream>>>(
-      reinterpret_cast<__nv_bfloat16*>(dst), n, key, amplitude);
+  fill_uniform_kernel<<<grid_for(n), kThreads, 0, stream>>>(reinterpret_cast<__nv_bfloat16*>(dst),
+                                                            n, key, amplitude);
   check_launch("fill_uniform_kernel");
 }
 

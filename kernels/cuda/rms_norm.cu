@@ -8,8 +8,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void rms_norm_kernel(const float* x, const float* weight, __nv_bfloat16* y,
-                                int64_t dim, float eps, const int64_t* gather) {
+__global__ void rms_norm_kernel(const float* x, const float* weight, __nv_bfloat16* y, int64_t dim,
+                                float eps, const int64_t* gather) {
   const int64_t out_row = blockIdx.x;
   const int64_t in_row = gather != nullptr ? gather[out_row] : out_row;
   const float* xr = x + in_row * dim;

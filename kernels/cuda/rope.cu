@@ -48,8 +48,7 @@ void RopeTable::apply(float* x, int64_t num_tokens, int64_t row_stride, int num_
   const auto blocks =
       static_cast<unsigned>(std::min<int64_t>((total + kThreads - 1) / kThreads, 65535));
   rope_kernel<<<blocks, kThreads, 0, stream>>>(x, num_tokens, row_stride, num_heads, head_dim_,
-                                               positions, cos_.data<float>(),
-                                               sin_.data<float>());
+                                               positions, cos_.data<float>(), sin_.data<float>());
   check_launch("rope_kernel");
 }
 

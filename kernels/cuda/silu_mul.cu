@@ -26,10 +26,11 @@ void silu_mul(const Bf16* gate_up, Bf16* out, int64_t rows, int64_t ffn, Stream 
   if (total == 0) return;
   constexpr int kThreads = 256;
   // A grid-stride loop over at most 64k blocks: enough to fill any GPU, bounded launch size.
-  const auto blocks = static_cast<unsigned>(std::min<int64_t>((total + kThreads - 1) / kThreads, 65535));
-  silu_mul_kernel<<<blocks, kThreads, 0, stream>>>(
-      reinterpret_cast<const __nv_bfloat16*>(gate_up), reinterpret_cast<__nv_bfloat16*>(out),
-      total, ffn);
+  const auto blocks =
+      static_cast<unsigned>(std::min<int64_t>((total + kThreads - 1) / kThreads, 65535));
+  silu_mul_kernel<<<blocks, kThreads, 0, stream>>>(reinterpret_cast<const __nv_bfloat16*>(gate_up),
+                                                   reinterpret_cast<__nv_bfloat16*>(out), total,
+                                                   ffn);
   check_launch("silu_mul_kernel");
 }
 
