@@ -32,8 +32,15 @@ function(servesim_add_test_suite name)
   target_compile_definitions(${name} PRIVATE
     SERVESIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SERVESIM_REFERENCE_DIR="${PROJECT_SOURCE_DIR}/../shared/reference")
-  set(labels unit ${ARG_LABELS})
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
-    PROPERTIES LABELS "${labels}"
-    ENVIRONMENT "SERVESIM_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs")
+    PROPERTIES ENVIRONMENT "SERVESIM_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs")
+  # Labels are a list, which gtest_discover_tests' PROPERTIES would flatten into separate
+  # arguments (only the first label would stick), so ctest sets them from a file it reads
+  # after the discovered tests (their names are in ${name}_TESTS).
+  set(labels unit ${ARG_LABELS})
+  set(labels_file ${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake)
+  file(WRITE ${labels_file} "if(${name}_TESTS)\n"
+    "  set_tests_properties(\${${name}_TESTS} PROPERTIES LABELS \"${labels}\")\n"
+    "endif()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${labels_file})
 endfunction()

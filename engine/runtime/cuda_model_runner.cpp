@@ -145,8 +145,8 @@ void CudaModelRunner::layer_forward(int layer) {
   linear_.forward(h, w.wqkv.data<Bf16>(), w.bqkv.data<float>(), qkv, rows, qkv_dim, hidden, false);
   end_op(Op::kQkv);
   begin_op();
-  rope_.apply(qkv, rows, qkv_dim, m.num_heads, positions_.data<int32_t>(), s);
-  rope_.apply(qkv + q_dim, rows, qkv_dim, m.num_kv_heads, positions_.data<int32_t>(), s);
+  // The key heads follow the query heads in a fused row: one launch rotates both.
+  rope_.apply(qkv, rows, qkv_dim, m.num_heads + m.num_kv_heads, positions_.data<int32_t>(), s);
   end_op(Op::kNormRopeEmbed);
   begin_op();
   attention(layer, prefill_attention_, 0, batch_.num_prefill_rows);

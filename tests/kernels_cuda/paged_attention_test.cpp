@@ -90,7 +90,9 @@ void check_cuda_matches_cpu(int heads, int kv_heads, int head_dim) {
     SCOPED_TRACE(split ? "split keys" : "whole keys");
     cuda::PagedAttention attention(heads, kv_heads, head_dim, /*num_sms=*/132);
     attention.plan(batch, split, nullptr);
-    if (split) EXPECT_GT(attention.num_partials(), 0);  // the 300-key decode was split
+    if (split) {
+      EXPECT_GT(attention.num_partials(), 0);  // the 300-key decode was split
+    }
     cuda::DeviceBuffer dout(out_size * 2);
     attention.run(dq.data<float>(), q_stride, gpu_cache, layer, scale, dout.data<cuda::Bf16>(),
                   nullptr);
