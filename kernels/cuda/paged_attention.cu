@@ -11,8 +11,8 @@ namespace servesim::cuda {
 namespace {
 
 constexpr int kWarpsPerBlock = 4;
-constexpr int kVectors = PagedAttention::kMaxVectorsPerItem;
-constexpr int kTile = PagedAttention::kKeysPerTile;
+constexpr int kVectors = kMaxVectorsPerItem;
+constexpr int kTile = kKeysPerTile;
 constexpr unsigned kFullMask = 0xffffffffu;
 // Fewest keys a decode split reads: below two tiles the merge costs more than it saves.
 constexpr int kMinKeysPerSplit = 2 * kTile;
@@ -285,61 +285,62 @@ PagedAttention::PagedAttention(int num_heads, int num_kv_heads, int head_dim, in
   }
 }
 
-void PagedAttention::plan(std::span<const AttentionSequence> sequences, bool split_keys,
-                          Stream stream) {
-  items_.clear();
-  merges_.clear();
-  tables_.clear();
-  max_vectors_ = 0;
-  num_partials_ = 0;
-  const int group = num_heads_ / num_kv_heads_;
+AttentionPlan AttentionPlan::build(std::span<const AttentionSequence> sequences, int num_heads,
+                                   int num_kv_heads, int num_sms, bool split_keys) {
+  AttentionPlan plan;
+  const int group = num_heads / num_kv_heads;
   int64_t unsplit_items = 0;
   for (const AttentionSequence& s : sequences) {
     unsplit_items += (static_cast<int64_t>(s.num_queries) * group + kVectors - 1) / kVectors;
   }
   // Splits per decode: enough warps over all KV heads to fill the device, never under
   // kMinKeysPerSplit keys each.
-  const int64_t target_warps = static_cast<int64_t>(kTargetWarpsPerSm) * num_sms_;
+  const int64_t target_warps = static_cast<int64_t>(kTargetWarpsPerSm) * std::max(1, num_sms);
   const int64_t wanted_splits =
-      std::max<int64_t>(1, target_warps / std::max<int64_t>(1, unsplit_items * num_kv_heads_));
+      std::max<int64_t>(1, target_warps / std::max<int64_t>(1, unsplit_items * num_kv_heads));
 
   for (const AttentionSequence& s : sequences) {
-    const auto table = static_cast<int32_t>(tables_.size());
-    tables_.insert(tables_.end(), s.block_table.begin(), s.block_table.end());
+    const auto table = static_cast<int32_t>(plan.tables.size());
+    plan.tables.insert(plan.tables.end(), s.block_table.begin(), s.block_table.end());
     const int first_pos = s.context_len - s.num_queries;
     const auto first_row = static_cast<int32_t>(s.query_start);
     const int vectors = s.num_queries * group;
     if (split_keys && vectors <= kVectors && wanted_splits > 1) {
       const int keys = s.context_len;
-      const int64_t max_splits = std::max(1, keys / kMinKeysPerSplit);
-      const int64_t splits = std::min(wanted_splits, max_splits);
+      const int64_t splits = std::min<int64_t>(wanted_splits, std::max(1, keys / kMinKeysPerSplit));
       // Keys per split, rounded to whole tiles so every split but the last is full.
       const int per_split =
           static_cast<int>(((keys + splits - 1) / splits + kTile - 1) / kTile * kTile);
       const int num_splits = (keys + per_split - 1) / per_split;
       if (num_splits > 1) {
-        merges_.push_back(AttentionMerge{first_row, num_partials_, num_splits, vectors});
+        plan.merges.push_back(AttentionMerge{first_row, plan.num_partials, num_splits, vectors});
         for (int i = 0; i < num_splits; ++i) {
-          items_.push_back(AttentionWorkItem{first_row, first_pos, 0, vectors, i * per_split,
-                                             std::min(keys, (i + 1) * per_split), table,
-                                             num_partials_++});
+          plan.items.push_back(AttentionWorkItem{first_row, first_pos, 0, vectors, i * per_split,
+                                                 std::min(keys, (i + 1) * per_split), table,
+                                                 plan.num_partials++});
         }
-        max_vectors_ = std::max(max_vectors_, vectors);
+        plan.max_vectors = std::max(plan.max_vectors, vectors);
         continue;
       }
     }
     for (int begin = 0; begin < vectors; begin += kVectors) {
       const int count = std::min(kVectors, vectors - begin);
-      items_.push_back(
+      plan.items.push_back(
           AttentionWorkItem{first_row, first_pos, begin, count, 0, s.context_len, table, -1});
-      max_vectors_ = std::max(max_vectors_, count);
+      plan.max_vectors = std::max(plan.max_vectors, count);
     }
   }
-  upload_vector(items_, items_device_, stream);
-  upload_vector(merges_, merges_device_, stream);
-  upload_vector(tables_, tables_device_, stream);
-  if (num_partials_ > 0) {
-    const int64_t slots = static_cast<int64_t>(num_kv_heads_) * num_partials_ * kVectors;
+  return plan;
+}
+
+void PagedAttention::plan(std::span<const AttentionSequence> sequences, bool split_keys,
+                          Stream stream) {
+  plan_ = AttentionPlan::build(sequences, num_heads_, num_kv_heads_, num_sms_, split_keys);
+  upload_vector(plan_.items, items_device_, stream);
+  upload_vector(plan_.merges, merges_device_, stream);
+  upload_vector(plan_.tables, tables_device_, stream);
+  if (plan_.num_partials > 0) {
+    const int64_t slots = static_cast<int64_t>(num_kv_heads_) * plan_.num_partials * kVectors;
     partial_max_.reserve(slots * static_cast<int64_t>(sizeof(float)));
     partial_sum_.reserve(slots * static_cast<int64_t>(sizeof(float)));
     partial_acc_.reserve(slots * head_dim_ * static_cast<int64_t>(sizeof(float)));
@@ -348,7 +349,7 @@ void PagedAttention::plan(std::span<const AttentionSequence> sequences, bool spl
 
 void PagedAttention::run(const float* q, int64_t q_row_stride, const PagedKVCache& cache, int layer,
                          float scale, Bf16* out, Stream stream) {
-  if (items_.empty()) return;
+  if (plan_.items.empty()) return;
   const int group = num_heads_ / num_kv_heads_;
   KernelArgs args{q,
                   q_row_stride,
@@ -360,26 +361,26 @@ void PagedAttention::run(const float* q, int64_t q_row_stride, const PagedKVCach
                   group,
                   scale,
                   items_device_.data<AttentionWorkItem>(),
-                  num_items(),
+                  static_cast<int>(plan_.items.size()),
                   tables_device_.data<int32_t>(),
-                  num_partials_,
+                  plan_.num_partials,
                   partial_max_.data<float>(),
                   partial_sum_.data<float>(),
                   partial_acc_.data<float>(),
                   reinterpret_cast<__nv_bfloat16*>(out),
                   static_cast<int64_t>(num_heads_) * head_dim_};
   if (head_dim_ <= 32) {
-    launch_for_vectors<1>(max_vectors_, args, num_kv_heads_, stream);
+    launch_for_vectors<1>(plan_.max_vectors, args, num_kv_heads_, stream);
   } else if (head_dim_ <= 64) {
-    launch_for_vectors<2>(max_vectors_, args, num_kv_heads_, stream);
+    launch_for_vectors<2>(plan_.max_vectors, args, num_kv_heads_, stream);
   } else {
-    launch_for_vectors<4>(max_vectors_, args, num_kv_heads_, stream);
+    launch_for_vectors<4>(plan_.max_vectors, args, num_kv_heads_, stream);
   }
-  if (merges_.empty()) return;
-  const auto num_merges = static_cast<int>(merges_.size());
+  if (plan_.merges.empty()) return;
+  const auto num_merges = static_cast<int>(plan_.merges.size());
   const dim3 grid((num_merges + kWarpsPerBlock - 1) / kWarpsPerBlock, num_kv_heads_);
   merge_kernel<<<grid, kWarpsPerBlock * 32, 0, stream>>>(
-      merges_device_.data<AttentionMerge>(), num_merges, num_partials_, head_dim_, group,
+      merges_device_.data<AttentionMerge>(), num_merges, plan_.num_partials, head_dim_, group,
       partial_max_.data<float>(), partial_sum_.data<float>(), partial_acc_.data<float>(), args.out,
       args.out_row_stride);
   check_launch("attention merge_kernel");

@@ -49,19 +49,36 @@ struct AttentionMerge {
   int32_t vector_count;
 };
 
+inline constexpr int kMaxVectorsPerItem = 16;
+inline constexpr int kKeysPerTile = 32;  // one key per lane
+
+// The work of one attention call, as the host computes it: per sequence, items of up to
+// kMaxVectorsPerItem vectors covering all its (row, query head) vectors once — or, for a
+// sequence split over its keys, one item per key range plus one merge.
+struct AttentionPlan {
+  std::vector<AttentionWorkItem> items;
+  std::vector<AttentionMerge> merges;
+  std::vector<int32_t> tables;  // every planned sequence's block table, concatenated
+  int max_vectors = 0;          // largest vector_count: picks the kernel instance
+  int num_partials = 0;         // split slots the items write
+
+  // Cuts `sequences` (as for servesim::paged_attention) into items for a device with
+  // `num_sms` multiprocessors. split_keys: split the keys of sequences whose vectors fit one
+  // item (decodes) when the batch alone would leave the device idle. Pure host code.
+  static AttentionPlan build(std::span<const AttentionSequence> sequences, int num_heads,
+                             int num_kv_heads, int num_sms, bool split_keys);
+};
+
 class PagedAttention {
  public:
-  static constexpr int kMaxVectorsPerItem = 16;
-  static constexpr int kKeysPerTile = 32;  // one key per lane
-
   // Throws std::invalid_argument for a head_dim the kernel does not handle (> 128 or not a
   // multiple of 8) or num_heads not a multiple of num_kv_heads. num_sms: the device's
   // multiprocessors, to size the decode splits.
   PagedAttention(int num_heads, int num_kv_heads, int head_dim, int num_sms);
 
-  // Cuts `sequences` (as for servesim::paged_attention; block tables are host spans) into work
-  // items and uploads them on `stream`. split_keys: allow split-K for sequences whose vectors
-  // fit one item (decodes). The spans may be released once plan() returns.
+  // Builds the AttentionPlan of `sequences` (block tables are host spans) and uploads it on
+  // `stream`. split_keys: as AttentionPlan::build. The spans may be released once plan()
+  // returns.
   void plan(std::span<const AttentionSequence> sequences, bool split_keys, Stream stream);
 
   // q: (rows, q_row_stride) fp32 on the device, head h of a row at offset h * head_dim;
@@ -70,19 +87,14 @@ class PagedAttention {
   void run(const float* q, int64_t q_row_stride, const PagedKVCache& cache, int layer, float scale,
            Bf16* out, Stream stream);
 
-  int num_items() const { return static_cast<int>(items_.size()); }
-  int num_partials() const { return num_partials_; }
+  const AttentionPlan& current_plan() const { return plan_; }
 
  private:
   int num_heads_;
   int num_kv_heads_;
   int head_dim_;
   int num_sms_;
-  int max_vectors_ = 0;  // largest vector_count of the plan: picks the kernel instance
-  int num_partials_ = 0;
-  std::vector<AttentionWorkItem> items_;
-  std::vector<AttentionMerge> merges_;
-  std::vector<int32_t> tables_;  // every planned sequence's block table, concatenated
+  AttentionPlan plan_;
   DeviceBuffer items_device_;
   DeviceBuffer merges_device_;
   DeviceBuffer tables_device_;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -91,7 +92,7 @@ void check_cuda_matches_cpu(int heads, int kv_heads, int head_dim) {
     cuda::PagedAttention attention(heads, kv_heads, head_dim, /*num_sms=*/132);
     attention.plan(batch, split, nullptr);
     if (split) {
-      EXPECT_GT(attention.num_partials(), 0);  // the 300-key decode was split
+      EXPECT_GT(attention.current_plan().num_partials, 0);  // the 300-key decode was split
     }
     cuda::DeviceBuffer dout(out_size * 2);
     attention.run(dq.data<float>(), q_stride, gpu_cache, layer, scale, dout.data<cuda::Bf16>(),
@@ -110,6 +111,53 @@ TEST(CudaPagedAttention, MatchesCpuWithoutGrouping) {
   SERVESIM_REQUIRE_CUDA_DEVICE();
   check_cuda_matches_cpu(4, 4, 32);
   check_cuda_matches_cpu(4, 2, 8);  // the tiny test model's shape
+}
+
+// The plan is host code: checked here without a device. Every (row, query head) vector of the
+// batch is covered exactly once, by one item or by the splits of one merge whose key ranges
+// tile [0, context_len).
+TEST(CudaPagedAttentionPlan, CoversEveryVectorOnceAndSplitsOnlyLongDecodes) {
+  const int heads = 32, kv_heads = 8, group = 4;
+  const std::vector<int32_t> table(40, 1);
+  const std::vector<AttentionSequence> batch = {
+      {0, 70, 70, table}, {70, 1, 600, table}, {71, 1, 90, table}, {72, 1, 5, table}};
+  for (bool split : {false, true}) {
+    const cuda::AttentionPlan plan =
+        cuda::AttentionPlan::build(batch, heads, kv_heads, /*num_sms=*/132, split);
+    std::vector<int> seen(73 * group, 0);  // (row, head in group)
+    for (const cuda::AttentionWorkItem& item : plan.items) {
+      ASSERT_LE(item.vector_count, cuda::kMaxVectorsPerItem);
+      EXPECT_LE(item.vector_count, plan.max_vectors);
+      if (item.partial >= 0) continue;
+      EXPECT_EQ(item.key_begin, 0);
+      for (int v = item.vector_begin; v < item.vector_begin + item.vector_count; ++v) {
+        ++seen[size_t((item.first_row + v / group) * group + v % group)];
+      }
+    }
+    for (const cuda::AttentionMerge& merge : plan.merges) {
+      int next_key = 0;
+      for (int p = merge.first_partial; p < merge.first_partial + merge.num_partials; ++p) {
+        const auto it =
+            std::find_if(plan.items.begin(), plan.items.end(),
+                         [&](const cuda::AttentionWorkItem& i) { return i.partial == p; });
+        ASSERT_NE(it, plan.items.end());
+        EXPECT_EQ(it->first_row, merge.row);
+        EXPECT_EQ(it->key_begin, next_key);
+        EXPECT_GT(it->key_end, it->key_begin);
+        next_key = it->key_end;
+      }
+      const auto seq = std::find_if(batch.begin(), batch.end(), [&](const AttentionSequence& b) {
+        return b.query_start == merge.row;
+      });
+      ASSERT_NE(seq, batch.end());
+      EXPECT_EQ(next_key, seq->context_len);
+      for (int v = 0; v < merge.vector_count; ++v) ++seen[size_t(merge.row * group + v)];
+    }
+    for (size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], 1) << "vector " << i;
+    // Only the 600-key decode holds enough keys to split (at least 2 x 64 keys).
+    EXPECT_EQ(plan.merges.size(), split ? 1u : 0u);
+    EXPECT_EQ(plan.tables.size(), 4 * table.size());
+  }
 }
 
 TEST(CudaPagedAttention, RefusesHeadDimsItCannotHold) {
