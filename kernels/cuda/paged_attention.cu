@@ -89,7 +89,7 @@ struct KernelArgs {
 // from the cache through L1.
 template <int kVecs, int kDims>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32) paged_attention_kernel(KernelArgs a) {
-  extern __shared__ float smem[];
+  extern __shared__ __align__(16) float smem[];  // float4 loads of the query tile
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int item_index = blockIdx.x * kWarpsPerBlock + warp;
   if (item_index >= a.num_items) return;
