@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "engine/runtime/engine.h"
@@ -10,6 +12,12 @@
 #include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#ifdef SERVESIM_WITH_CUDA
+#include "engine/runtime/cuda_model_runner.h"
+#include "kernels/cuda/cuda_device.h"
+#include "kernels/cuda/cuda_error.h"
+#include "kernels/cuda/cuda_roofline.h"
+#endif
 
 namespace servesim {
 namespace {
@@ -45,14 +53,28 @@ double prefill_flops(const ModelSpec& m, int batch, int len) {
                   2.0 * m.vocab_size * m.hidden_size);
 }
 
-// fp32 keys and values of one token over all layers.
-double kv_bytes_per_token(const ModelSpec& m) {
-  return 2.0 * m.num_layers * m.num_kv_heads * m.head_dim * sizeof(float);
+// What the points run on: the backend's weights behind an engine factory, and the ceilings
+// measured on its hardware.
+struct BenchTarget {
+  ModelSpec spec;
+  int64_t num_params = 0;
+  int64_t weight_bytes_per_step = 0;  // bytes of weights a decode step streams
+  int kv_element_bytes = 4;           // 4 (fp32, CPU) or 2 (bf16, CUDA)
+  std::function<std::unique_ptr<Engine>(const EngineOptions&)> make_engine;
+  double bandwidth_Bps = 0;  // measured memory (CPU) or HBM (CUDA) read bandwidth
+  double gemm_flops = 0;     // measured Eigen (CPU) or cuBLAS bf16 (CUDA) GEMM rate
+  int gemm_size = 0;         // the square GEMM that rate was measured on
+  std::string device;        // the GPU's name; empty on the CPU
+};
+
+// Keys and values of one token over all layers.
+double kv_bytes_per_token(const ModelSpec& m, int element_bytes) {
+  return 2.0 * m.num_layers * m.num_kv_heads * m.head_dim * element_bytes;
 }
 
-BenchPoint run_point(const Weights& weights, const EngineCommandOptions& o, int batch,
+BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, int batch,
                      int prompt_len) {
-  const ModelSpec& m = weights.spec;
+  const ModelSpec& m = target.spec;
   SchedulerConfig sc;
   sc.max_num_seqs = batch;
   sc.max_num_batched_tokens = std::max(batch * prompt_len, batch);  // one prefill step
@@ -62,13 +84,14 @@ BenchPoint run_point(const Weights& weights, const EngineCommandOptions& o, int 
       static_cast<int64_t>(batch) * ((prompt_len + o.gen_len + sc.block_size - 1) / sc.block_size) +
       2;
   sc.enable_prefix_caching = false;
-  EngineOptions eo{sc, o.threads, false};
+  EngineOptions eo{sc, o.threads, false, o.backend == "cuda" ? Backend::kCuda : Backend::kCpu};
 
   std::vector<double> prefill_steps, decode_steps;
   SamplingRng rng(o.seed);
   // Run 0 warms up (page faults in the KV cache and activations, thread wake-up).
   for (int run = 0; run <= o.repeats; ++run) {
-    Engine engine(weights, eo);
+    const std::unique_ptr<Engine> engine_ptr = target.make_engine(eo);
+    Engine& engine = *engine_ptr;
     for (int b = 0; b < batch; ++b) {
       Request r;
       r.id = static_cast<uint64_t>(b + 1);
@@ -96,21 +119,30 @@ BenchPoint run_point(const Weights& weights, const EngineCommandOptions& o, int 
     p.decode_step_s = median(decode_steps);
     p.decode_tokens_per_s = batch / p.decode_step_s;
     const double mean_context = prompt_len + o.gen_len / 2.0;
-    p.decode_bytes_per_s = (static_cast<double>(weights.bytes_read_per_step()) +
-                            batch * mean_context * kv_bytes_per_token(m)) /
+    p.decode_bytes_per_s = (static_cast<double>(target.weight_bytes_per_step) +
+                            batch * mean_context * kv_bytes_per_token(m, target.kv_element_bytes)) /
                            p.decode_step_s;
   }
   return p;
 }
 
-void check_options(const EngineCommandOptions& o, const ModelSpec& m) {
-  if (o.backend != "cpu") {
-    if (o.backend == "cuda") {
-      throw ConfigError(
-          "--backend cuda: this servesim has no CUDA engine backend built in; use --backend cpu");
-    }
-    throw ConfigError("--backend '" + o.backend + "': expected cpu or cuda");
+void check_backend(const EngineCommandOptions& o) {
+  if (o.backend == "cpu") return;
+  if (o.backend != "cuda") throw ConfigError("--backend '" + o.backend + "': expected cpu or cuda");
+#ifdef SERVESIM_WITH_CUDA
+  if (cuda::device_count() == 0) {
+    throw ConfigError(
+        "engine bench: --backend cuda: no CUDA device found (the CUDA runtime reports none; "
+        "check the driver and CUDA_VISIBLE_DEVICES)");
   }
+#else
+  throw ConfigError(
+      "engine bench: --backend cuda: this build has no CUDA backend (rebuild with "
+      "-DSERVESIM_CUDA=ON on a machine with nvcc)");
+#endif
+}
+
+void check_options(const EngineCommandOptions& o, const ModelSpec& m) {
   if (o.threads < 1) throw ConfigError("--threads must be >= 1");
   if (o.gen_len < 1) throw ConfigError("--gen-len must be >= 1");
   if (o.repeats < 1) throw ConfigError("--repeats must be >= 1");
@@ -130,35 +162,100 @@ void check_options(const EngineCommandOptions& o, const ModelSpec& m) {
   }
 }
 
+BenchTarget cpu_target(const EngineCommandOptions& o, const ModelSpec& spec) {
+  auto weights = std::make_shared<const Weights>(
+      o.checkpoint.empty() ? Weights::random(spec, o.seed)
+                           : Weights::load_safetensors(spec, o.checkpoint));
+  BenchTarget t;
+  t.spec = spec;
+  t.num_params = weights->num_params();
+  t.weight_bytes_per_step = weights->bytes_read_per_step();
+  t.kv_element_bytes = sizeof(float);
+  t.make_engine = [weights](const EngineOptions& eo) {
+    return std::make_unique<Engine>(*weights, eo);
+  };
+  ThreadPool pool(o.threads);
+  t.bandwidth_Bps =
+      measure_read_bandwidth_Bps(pool, o.bandwidth_buffer_mib << 20, 2 * o.repeats + 1);
+  t.gemm_size = o.gemm_size;
+  t.gemm_flops = measure_gemm_flops(pool, o.gemm_size, o.gemm_size, o.gemm_size, o.repeats);
+  return t;
+}
+
+#ifdef SERVESIM_WITH_CUDA
+// Checkpoints are read on the host and uploaded as bf16; random weights are drawn on the device
+// (a Llama-3-8B in fp32 would need 32 GB of host memory).
+BenchTarget cuda_target(const EngineCommandOptions& o, const ModelSpec& spec) {
+  const std::shared_ptr<const CudaWeights> weights =
+      o.checkpoint.empty() ? CudaWeights::random(spec, o.seed)
+                           : CudaWeights::upload(Weights::load_safetensors(spec, o.checkpoint));
+  BenchTarget t;
+  t.spec = spec;
+  t.num_params = weights->num_params();
+  t.weight_bytes_per_step = weights->bytes_read_per_step();
+  t.kv_element_bytes = 2;
+  t.make_engine = [weights](const EngineOptions& eo) {
+    return std::make_unique<Engine>(
+        std::make_unique<CudaModelRunner>(
+            weights, CudaModelRunnerOptions{eo.scheduler.num_gpu_blocks, eo.scheduler.block_size,
+                                            eo.profile}),
+        eo);
+  };
+  t.device = cuda::current_device_info().name;
+  t.bandwidth_Bps =
+      cuda::measure_hbm_read_bandwidth_Bps(o.bandwidth_buffer_mib << 20, 2 * o.repeats + 1);
+  // A GPU needs a far larger GEMM than a CPU to reach its rate: 8192^3 unless --gemm-size.
+  t.gemm_size = o.bench->count("--gemm-size") > 0 ? o.gemm_size : 8192;
+  t.gemm_flops =
+      cuda::measure_cublas_gemm_flops(t.gemm_size, t.gemm_size, t.gemm_size, 2 * o.repeats + 1);
+  return t;
+}
+#endif
+
+BenchTarget make_target(const EngineCommandOptions& o, const ModelSpec& spec) {
+#ifdef SERVESIM_WITH_CUDA
+  if (o.backend == "cuda") return cuda_target(o, spec);
+#endif
+  return cpu_target(o, spec);
+}
+
 int run_bench(const EngineCommandOptions& o) {
   Catalog catalog;
   const ModelSpec spec = catalog.resolve_model(o.model);
   Weights::check_supported(spec);
+  check_backend(o);
   check_options(o, spec);
-  const Weights weights = o.checkpoint.empty() ? Weights::random(spec, o.seed)
-                                               : Weights::load_safetensors(spec, o.checkpoint);
-
-  ThreadPool pool(o.threads);
-  const double bandwidth_Bps =
-      measure_read_bandwidth_Bps(pool, o.bandwidth_buffer_mib << 20, 2 * o.repeats + 1);
-  const double gemm_flops =
-      measure_gemm_flops(pool, o.gemm_size, o.gemm_size, o.gemm_size, o.repeats);
-
+  BenchTarget target;
   std::vector<BenchPoint> points;
-  for (int b : o.batches) {
-    for (int p : o.prompt_lens) points.push_back(run_point(weights, o, b, p));
+  const auto measure = [&] {
+    target = make_target(o, spec);
+    for (int b : o.batches) {
+      for (int p : o.prompt_lens) points.push_back(run_point(target, o, b, p));
+    }
+  };
+#ifdef SERVESIM_WITH_CUDA
+  // A failing CUDA call (out of device memory, a kernel fault) is reported, not a crash.
+  try {
+    measure();
+  } catch (const cuda::CudaError& e) {
+    throw ConfigError(std::string("engine bench: --backend cuda: ") + e.what());
   }
+#else
+  measure();
+#endif
+  const double bandwidth_Bps = target.bandwidth_Bps, gemm_flops = target.gemm_flops;
 
   if (o.json) {
     nlohmann::json j;
     j["model"] = spec.name;
     j["backend"] = o.backend;
     j["threads"] = o.threads;
-    j["params"] = weights.num_params();
-    j["weight_bytes_read_per_step"] = weights.bytes_read_per_step();
+    if (!target.device.empty()) j["device"] = target.device;
+    j["params"] = target.num_params;
+    j["weight_bytes_read_per_step"] = target.weight_bytes_per_step;
     j["read_bandwidth_Bps"] = bandwidth_Bps;
     j["gemm_flops"] = gemm_flops;
-    j["gemm_size"] = o.gemm_size;
+    j["gemm_size"] = target.gemm_size;
     j["gen_len"] = o.gen_len;
     j["repeats"] = o.repeats;
     nlohmann::json rows = nlohmann::json::array();
@@ -178,16 +275,28 @@ int run_bench(const EngineCommandOptions& o) {
     std::cout << j.dump(2) << "\n";
     return 0;
   }
-  std::printf(
-      "engine bench: %s (%.1f M params, %.1f MB of fp32 weights read per decode step), "
-      "backend cpu, threads %d\n",
-      spec.name.c_str(), weights.num_params() / 1e6, weights.bytes_read_per_step() / 1e6,
-      o.threads);
-  std::printf(
-      "machine: memory read %.2f GB/s (%lld MiB buffer), Eigen GEMM %.1f GFLOP/s "
-      "(%d^3); medians of repeated runs\n\n",
-      bandwidth_Bps / 1e9, static_cast<long long>(o.bandwidth_buffer_mib), gemm_flops / 1e9,
-      o.gemm_size);
+  if (target.device.empty()) {
+    std::printf(
+        "engine bench: %s (%.1f M params, %.1f MB of fp32 weights read per decode step), "
+        "backend cpu, threads %d\n",
+        spec.name.c_str(), target.num_params / 1e6, target.weight_bytes_per_step / 1e6, o.threads);
+    std::printf(
+        "machine: memory read %.2f GB/s (%lld MiB buffer), Eigen GEMM %.1f GFLOP/s "
+        "(%d^3); medians of repeated runs\n\n",
+        bandwidth_Bps / 1e9, static_cast<long long>(o.bandwidth_buffer_mib), gemm_flops / 1e9,
+        target.gemm_size);
+  } else {
+    std::printf(
+        "engine bench: %s (%.1f M params, %.1f MB of bf16 weights read per decode step), "
+        "backend cuda, %s\n",
+        spec.name.c_str(), target.num_params / 1e6, target.weight_bytes_per_step / 1e6,
+        target.device.c_str());
+    std::printf(
+        "device: HBM read %.2f GB/s (%lld MiB buffer), cuBLAS bf16 GEMM %.1f GFLOP/s "
+        "(%d^3); medians of repeated runs\n\n",
+        bandwidth_Bps / 1e9, static_cast<long long>(o.bandwidth_buffer_mib), gemm_flops / 1e9,
+        target.gemm_size);
+  }
   std::printf("prefill (one step of batch x prompt tokens)\n");
   std::printf("%6s %7s %12s %10s %9s %7s\n", "batch", "prompt", "tokens/s", "ms/step", "GFLOP/s",
               "%GEMM");
@@ -222,9 +331,15 @@ CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& o) {
   bench->add_option("--checkpoint", o.checkpoint,
                     "Hugging Face .safetensors file(s); default: seeded random weights");
   bench->add_option("--threads", o.threads, "CPU threads")->capture_default_str();
-  bench->add_option("--prompt-len", o.prompt_lens, "Prompt lengths, tokens")->capture_default_str();
+  bench
+      ->add_option("--prompt-len", o.prompt_lens,
+                   "Prompt lengths, tokens (list: 128 512 or 128,512)")
+      ->delimiter(',')
+      ->capture_default_str();
   bench->add_option("--gen-len", o.gen_len, "Tokens generated per request")->capture_default_str();
-  bench->add_option("--batch", o.batches, "Batch sizes (requests at once)")->capture_default_str();
+  bench->add_option("--batch", o.batches, "Batch sizes, requests at once (list: 1 64 or 1,64)")
+      ->delimiter(',')
+      ->capture_default_str();
   bench->add_option("--repeats", o.repeats, "Timed runs per point (after a warm-up)")
       ->capture_default_str();
   bench->add_option("--seed", o.seed, "Seed of the weights and prompts")->capture_default_str();

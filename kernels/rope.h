@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 namespace servesim {
@@ -17,6 +18,10 @@ class RopeTable {
 
   int head_dim() const { return head_dim_; }
   int max_positions() const { return max_positions_; }
+  // (max_positions, head_dim / 2): what the CUDA backend uploads, so both backends rotate by
+  // identical angles.
+  std::span<const float> cos_table() const { return cos_; }
+  std::span<const float> sin_table() const { return sin_; }
 
   // Rotates, in place, `num_heads` heads of `num_tokens` rows: x is (num_tokens, row_stride)
   // with head h of row t at x + t * row_stride + h * head_dim. positions: (num_tokens).

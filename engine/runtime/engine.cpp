@@ -3,26 +3,62 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/runtime/model_runner.h"
 #include "models/config_error.h"
+#ifdef SERVESIM_WITH_CUDA
+#include "engine/runtime/cuda_model_runner.h"
+#endif
 
 namespace servesim {
+namespace {
 
+std::unique_ptr<Runner> make_runner(const Weights& weights, const EngineOptions& o) {
+  if (o.backend == Backend::kCpu) {
+    return std::make_unique<ModelRunner>(
+        weights, ModelRunnerOptions{o.scheduler.num_gpu_blocks, o.scheduler.block_size,
+                                    o.num_threads, o.profile});
+  }
+#ifdef SERVESIM_WITH_CUDA
+  return std::make_unique<CudaModelRunner>(
+      CudaWeights::upload(weights),
+      CudaModelRunnerOptions{o.scheduler.num_gpu_blocks, o.scheduler.block_size, o.profile});
+#else
+  throw ConfigError(
+      "this build has no CUDA backend (rebuild with -DSERVESIM_CUDA=ON on a machine with nvcc)");
+#endif
+}
+
+}  // namespace
+
+bool cuda_backend_built() {
+#ifdef SERVESIM_WITH_CUDA
+  return true;
+#else
+  return false;
+#endif
+}
+
+// The scheduler is built first so that a bad scheduler config is reported as such, before the
+// runner sizes its cache from it.
 Engine::Engine(const Weights& weights, const EngineOptions& options)
-    : weights_(weights),
-      options_(options),
+    : options_(options),
       scheduler_(options.scheduler),
-      runner_(weights,
-              ModelRunnerOptions{options.scheduler.num_gpu_blocks, options.scheduler.block_size,
-                                 options.num_threads, options.profile}),
+      runner_(make_runner(weights, options)),
+      epoch_(Clock::now()) {}
+
+Engine::Engine(std::unique_ptr<Runner> runner, const EngineOptions& options)
+    : options_(options),
+      scheduler_(options.scheduler),
+      runner_(std::move(runner)),
       epoch_(Clock::now()) {}
 
 bool Engine::add_request(Request request, const SamplingParams& sampling) {
+  const ModelSpec& spec = runner_->spec();
   for (int32_t t : request.prompt_token_ids) {
-    if (t < 0 || t >= weights_.spec.vocab_size) {
+    if (t < 0 || t >= spec.vocab_size) {
       throw ConfigError("request " + std::to_string(request.id) + ": prompt token " +
                         std::to_string(t) + " outside the vocabulary of " +
-                        std::to_string(weights_.spec.vocab_size) + " of model '" +
-                        weights_.spec.name + "'");
+                        std::to_string(spec.vocab_size) + " of model '" + spec.name + "'");
     }
   }
   Sampler sampler = [&] {
@@ -51,7 +87,7 @@ const StepTrace& Engine::step() {
     if (seq == nullptr) throw std::logic_error("Engine: scheduled request is not live");
     tokens_.emplace_back(seq->tokens);
   }
-  const RunnerOutput& res = runner_.execute(out, tokens_);
+  const RunnerOutput& res = runner_->execute(out, tokens_);
   last_output_ = &res;
 
   trace_.op_s = res.op_s;
@@ -62,7 +98,7 @@ const StepTrace& Engine::step() {
   for (const ScheduledSequence& s : out.sequences) {
     int32_t token = -1;
     if (s.samples) {
-      token = samplers_.at(s.request_id).sample(res.row(sample++, weights_.spec.vocab_size));
+      token = samplers_.at(s.request_id).sample(res.row(sample++, runner_->spec().vocab_size));
       result_.sampled_token_ids.push_back(token);
     }
     trace_.sequences.push_back(StepSequenceTrace{s.request_id, s.num_new_tokens,

@@ -1,24 +1,26 @@
-// Engine: servesim's inference engine loop — the shared Scheduler plus a ModelRunner, as
-// nano-vllm's step: schedule(), run the model, sample, update(). Sampled tokens stream to a
-// callback; each step can be written as one JSON line (StepTrace) for calibration.
+// Engine: servesim's inference engine loop — the shared Scheduler plus a Runner (the CPU
+// ModelRunner or, when built with SERVESIM_CUDA, the CudaModelRunner), as nano-vllm's step:
+// schedule(), run the model, sample, update(). Sampled tokens stream to a callback; each step
+// can be written as one JSON line (StepTrace) for calibration.
 //
 //   Engine engine(weights, options);
 //   engine.set_token_callback([](uint64_t id, int32_t tok) { ... });
 //   engine.add_request(std::move(req), SamplingParams{0.7f, 0.9f, seed});
 //   while (engine.has_unfinished()) engine.step();
 //
-// Ownership: borrows `weights`; owns the scheduler, the runner and one Sampler per live
-// request. Not thread-safe: one thread drives it.
+// Ownership: borrows `weights` (CPU backend); owns the scheduler, the runner and one Sampler
+// per live request. Not thread-safe: one thread drives it.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <unordered_map>
 #include <vector>
 
-#include "engine/runtime/model_runner.h"
+#include "engine/runtime/runner.h"
 #include "engine/runtime/step_trace.h"
 #include "engine/runtime/weights.h"
 #include "engine/sched/scheduler.h"
@@ -26,19 +28,33 @@
 
 namespace servesim {
 
+enum class Backend {
+  kCpu,   // ModelRunner: fp32 on the CPU
+  kCuda,  // CudaModelRunner: bf16 weights and KV cache on the current CUDA device
+};
+
 struct EngineOptions {
   // Scheduling and KV-cache size: num_gpu_blocks and block_size size the runner's cache.
   SchedulerConfig scheduler;
-  int num_threads = 1;   // CPU threads of the runner, the caller included
-  bool profile = false;  // per-op times in StepTrace (costs a clock read per op)
+  int num_threads = 1;   // CPU threads of the runner, the caller included (CPU backend)
+  bool profile = false;  // per-op times in StepTrace (a clock read, or CUDA events, per op)
+  Backend backend = Backend::kCpu;
 };
+
+// Whether this build has the CUDA backend (configured with SERVESIM_CUDA).
+bool cuda_backend_built();
 
 class Engine {
  public:
   using TokenCallback = std::function<void(uint64_t request_id, int32_t token)>;
 
-  // Throws ConfigError for a bad scheduler config or runner options.
+  // Runs `weights` on options.backend (the CUDA backend uploads them as bf16). Throws
+  // ConfigError for a bad scheduler config or runner options, for the CUDA backend in a build
+  // without it, or when no CUDA device is found.
   Engine(const Weights& weights, const EngineOptions& options);
+  // Drives a runner built by the caller (e.g. a CudaModelRunner over weights drawn on the
+  // device); options.backend and num_threads are the runner's business then.
+  Engine(std::unique_ptr<Runner> runner, const EngineOptions& options);
 
   // Queues a request; false when the scheduler rejected it (see finished() for the reason).
   // Throws ConfigError for a prompt token outside the vocabulary or bad sampling parameters.
@@ -55,7 +71,7 @@ class Engine {
   // As Scheduler::finished(): requests that left in the last step (and rejections since).
   const std::vector<FinishedRequest>& finished() const { return scheduler_.finished(); }
   const Scheduler& scheduler() const { return scheduler_; }
-  const ModelRunner& runner() const { return runner_; }
+  const Runner& runner() const { return *runner_; }
   // The logits of the last step, one row per sampled sequence (tests compare them).
   const RunnerOutput& last_output() const { return *last_output_; }
 
@@ -65,10 +81,9 @@ class Engine {
     return std::chrono::duration<double>(Clock::now() - epoch_).count();
   }
 
-  const Weights& weights_;
   EngineOptions options_;
   Scheduler scheduler_;
-  ModelRunner runner_;
+  std::unique_ptr<Runner> runner_;
   std::unordered_map<uint64_t, Sampler> samplers_;
   TokenCallback callback_;
   std::ostream* trace_out_ = nullptr;

@@ -2,7 +2,6 @@
 
 #include <chrono>
 #include <cmath>
-#include <stdexcept>
 #include <string>
 
 #include "kernels/embedding.h"
@@ -67,9 +66,6 @@ void ModelRunner::ensure_capacity(int64_t rows, int num_samples) {
   const ModelSpec& m = weights_.spec;
   const int64_t q_dim = int64_t(m.num_heads) * m.head_dim;
   const int64_t kv_dim = int64_t(m.num_kv_heads) * m.head_dim;
-  grow(token_ids_, rows);
-  grow(positions_, rows);
-  grow(slots_, rows);
   grow(x_, rows * m.hidden_size);
   grow(h_, rows * m.hidden_size);
   grow(q_, rows * q_dim);
@@ -85,56 +81,10 @@ void ModelRunner::ensure_capacity(int64_t rows, int num_samples) {
 
 void ModelRunner::prepare(const SchedulerOutput& output,
                           std::span<const std::span<const int32_t>> tokens) {
-  if (tokens.size() != output.sequences.size()) {
-    throw std::invalid_argument("ModelRunner::execute: one token list per scheduled sequence");
-  }
-  int64_t prefill_rows = 0, rows = 0;
-  int num_samples = 0;
-  for (const ScheduledSequence& s : output.sequences) {
-    rows += s.num_new_tokens;
-    if (s.is_prefill) prefill_rows += s.num_new_tokens;
-    if (s.samples) ++num_samples;
-  }
-  ensure_capacity(rows, num_samples);
-  num_rows_ = rows;
-  num_prefill_rows_ = prefill_rows;
-  result_.num_samples = num_samples;
-  prefill_.clear();
-  decode_.clear();
-  sample_rows_.clear();
-
-  int64_t next_prefill = 0, next_decode = prefill_rows;
-  for (size_t i = 0; i < output.sequences.size(); ++i) {
-    const ScheduledSequence& s = output.sequences[i];
-    const std::span<const int32_t> toks = tokens[i];
-    const int end = s.num_computed_tokens + s.num_new_tokens;
-    if (static_cast<int64_t>(toks.size()) < end) {
-      throw std::invalid_argument("ModelRunner::execute: token list shorter than the step");
-    }
-    if (end > rope_.max_positions()) {
-      throw ConfigError("request " + std::to_string(s.request_id) + " reaches position " +
-                        std::to_string(end - 1) + " beyond max_position_embeddings " +
-                        std::to_string(rope_.max_positions()) + " of model '" + weights_.spec.name +
-                        "'; lower max_model_len");
-    }
-    if (static_cast<int64_t>(s.block_table.size()) * options_.block_size < end) {
-      throw std::invalid_argument("ModelRunner::execute: block table too short for the step");
-    }
-    for (int32_t b : s.block_table) {
-      if (b < 0 || b >= cache_.num_blocks()) {
-        throw std::invalid_argument("ModelRunner::execute: block id outside the KV cache");
-      }
-    }
-    int64_t& row = s.is_prefill ? next_prefill : next_decode;
-    (s.is_prefill ? prefill_ : decode_)
-        .push_back(AttentionSequence{row, s.num_new_tokens, end, s.block_table});
-    for (int p = s.num_computed_tokens; p < end; ++p, ++row) {
-      token_ids_[static_cast<size_t>(row)] = toks[static_cast<size_t>(p)];
-      positions_[static_cast<size_t>(row)] = p;
-      slots_[static_cast<size_t>(row)] = cache_.slot(s.block_table, p);
-    }
-    if (s.samples) sample_rows_.push_back(row - 1);
-  }
+  batch_.build(output, tokens, options_.block_size, cache_.num_blocks(), rope_.max_positions(),
+               weights_.spec.name, "ModelRunner::execute");
+  ensure_capacity(batch_.num_rows, batch_.num_samples);
+  result_.num_samples = batch_.num_samples;
 }
 
 void ModelRunner::attention(int layer, std::span<const AttentionSequence> seqs, int64_t first_row,
@@ -144,7 +94,7 @@ void ModelRunner::attention(int layer, std::span<const AttentionSequence> seqs, 
   const int64_t q_dim = int64_t(m.num_heads) * m.head_dim;
   const int64_t kv_dim = int64_t(m.num_kv_heads) * m.head_dim;
   cache_.write(layer, k_.data() + first_row * kv_dim, v_.data() + first_row * kv_dim, kv_dim,
-               slots_.data() + first_row, num_rows);
+               batch_.slots.data() + first_row, num_rows);
   paged_attention(q_.data(), q_dim, cache_, layer, seqs, m.num_heads,
                   1.0f / std::sqrt(static_cast<float>(m.head_dim)), attn_.data(), pool_);
 }
@@ -152,7 +102,7 @@ void ModelRunner::attention(int layer, std::span<const AttentionSequence> seqs, 
 void ModelRunner::layer_forward(int layer) {
   const ModelSpec& m = weights_.spec;
   const LayerWeights& w = weights_.layers[static_cast<size_t>(layer)];
-  const int64_t rows = num_rows_, hidden = m.hidden_size, ffn = m.intermediate_size;
+  const int64_t rows = batch_.num_rows, hidden = m.hidden_size, ffn = m.intermediate_size;
   const int64_t q_dim = int64_t(m.num_heads) * m.head_dim;
   const int64_t kv_dim = int64_t(m.num_kv_heads) * m.head_dim;
   const bool prof = options_.profile;
@@ -171,16 +121,16 @@ void ModelRunner::layer_forward(int layer) {
   }
   {
     OpTimer timer(prof, t, Op::kNormRopeEmbed);
-    rope_.apply(q_.data(), rows, q_dim, m.num_heads, positions_.data());
-    rope_.apply(k_.data(), rows, kv_dim, m.num_kv_heads, positions_.data());
+    rope_.apply(q_.data(), rows, q_dim, m.num_heads, batch_.positions.data());
+    rope_.apply(k_.data(), rows, kv_dim, m.num_kv_heads, batch_.positions.data());
   }
   {
     OpTimer timer(prof, t, Op::kAttentionPrefill);
-    attention(layer, prefill_, 0, num_prefill_rows_);
+    attention(layer, batch_.prefill, 0, batch_.num_prefill_rows);
   }
   {
     OpTimer timer(prof, t, Op::kAttentionDecode);
-    attention(layer, decode_, num_prefill_rows_, rows - num_prefill_rows_);
+    attention(layer, batch_.decode, batch_.num_prefill_rows, rows - batch_.num_prefill_rows);
   }
   {
     OpTimer timer(prof, t, Op::kOProj);
@@ -209,19 +159,19 @@ const RunnerOutput& ModelRunner::execute(const SchedulerOutput& output,
     OpTimer timer(options_.profile, result_.op_s, Op::kOverhead);
     prepare(output, tokens);
   }
-  if (num_rows_ == 0) return result_;
+  if (batch_.num_rows == 0) return result_;
   {
     OpTimer timer(options_.profile, result_.op_s, Op::kNormRopeEmbed);
-    embedding(weights_.embedding.data(), m.vocab_size, m.hidden_size, token_ids_.data(), num_rows_,
-              x_.data());
+    embedding(weights_.embedding.data(), m.vocab_size, m.hidden_size, batch_.token_ids.data(),
+              batch_.num_rows, x_.data());
   }
   for (int layer = 0; layer < m.num_layers; ++layer) layer_forward(layer);
 
   // Only the rows that sample need the final norm and the LM head.
   OpTimer timer(options_.profile, result_.op_s, Op::kLmHead);
   const int64_t hidden = m.hidden_size;
-  for (size_t i = 0; i < sample_rows_.size(); ++i) {
-    rms_norm(x_.data() + sample_rows_[i] * hidden, weights_.final_norm.data(),
+  for (size_t i = 0; i < batch_.sample_rows.size(); ++i) {
+    rms_norm(x_.data() + batch_.sample_rows[i] * hidden, weights_.final_norm.data(),
              final_.data() + static_cast<int64_t>(i) * hidden, 1, hidden, weights_.rms_norm_eps);
   }
   if (result_.num_samples == 0) return result_;

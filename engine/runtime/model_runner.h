@@ -1,6 +1,6 @@
-// ModelRunner: the executor side of the shared scheduler on the CPU. One execute() is one
-// forward pass over everything a SchedulerOutput schedules — prefill chunks and decodes in
-// one flattened batch — writing keys and values into a paged KV cache addressed by the
+// ModelRunner: the Runner (engine/runtime/runner.h) of the CPU backend, in fp32. One execute()
+// is one forward pass over everything a SchedulerOutput schedules — prefill chunks and decodes
+// in one flattened batch — writing keys and values into a paged KV cache addressed by the
 // scheduler's block tables, and returning the logits of the sequences that sample.
 //
 //   Scheduler s(cfg);  ModelRunner r(weights, {.num_blocks = cfg.num_gpu_blocks});
@@ -14,18 +14,18 @@
 // first, then decodes, so each attention call sees contiguous rows.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <span>
 #include <vector>
 
+#include "engine/runtime/flat_batch.h"
+#include "engine/runtime/runner.h"
 #include "engine/runtime/weights.h"
 #include "engine/sched/scheduler.h"
 #include "kernels/paged_attention.h"
 #include "kernels/paged_kv_cache.h"
 #include "kernels/rope.h"
 #include "kernels/thread_pool.h"
-#include "models/cost_model.h"
 
 namespace servesim {
 
@@ -36,32 +36,18 @@ struct ModelRunnerOptions {
   bool profile = false;    // time each op (steady clock) into RunnerOutput::op_s
 };
 
-using OpSeconds = std::array<double, kNumOps>;  // seconds per Op (models/cost_model.h)
-
-struct RunnerOutput {
-  int num_samples = 0;        // entries of the SchedulerOutput with samples == true
-  std::vector<float> logits;  // (num_samples, vocab), in the order of those entries
-  OpSeconds op_s{};           // all zero unless profiling
-
-  std::span<const float> row(int sample, int vocab) const {
-    return {logits.data() + static_cast<size_t>(sample) * vocab, static_cast<size_t>(vocab)};
-  }
-};
-
-class ModelRunner {
+class ModelRunner : public Runner {
  public:
   // Throws ConfigError for bad options.
   ModelRunner(const Weights& weights, const ModelRunnerOptions& options);
 
   const Weights& weights() const { return weights_; }
+  const ModelSpec& spec() const override { return weights_.spec; }
   const ModelRunnerOptions& options() const { return options_; }
   const PagedKVCache& kv_cache() const { return cache_; }
 
-  // Runs the step. tokens[i] is the full token list (prompt then outputs) of
-  // output.sequences[i]; the step computes tokens [num_computed_tokens, + num_new_tokens).
-  // The returned reference is valid until the next execute().
   const RunnerOutput& execute(const SchedulerOutput& output,
-                              std::span<const std::span<const int32_t>> tokens);
+                              std::span<const std::span<const int32_t>> tokens) override;
 
  private:
   void prepare(const SchedulerOutput& output, std::span<const std::span<const int32_t>> tokens);
@@ -77,15 +63,7 @@ class ModelRunner {
   RopeTable rope_;
   RunnerOutput result_;
 
-  // The current step's flattened batch; capacities only grow.
-  int64_t num_rows_ = 0;
-  int64_t num_prefill_rows_ = 0;            // rows [0, num_prefill_rows_) belong to prefills
-  std::vector<int32_t> token_ids_;          // (rows)
-  std::vector<int32_t> positions_;          // (rows)
-  std::vector<int64_t> slots_;              // (rows) KV cache slot of each row
-  std::vector<AttentionSequence> prefill_;  // prefill entries, rows in order
-  std::vector<AttentionSequence> decode_;   // decode entries, after all prefill rows
-  std::vector<int64_t> sample_rows_;        // (num_samples) row of each sampling entry
+  FlatBatch batch_;  // the current step's rows
   // Activations. q_dim = num_heads * head_dim, kv_dim = num_kv_heads * head_dim.
   std::vector<float> x_;      // (rows, hidden) residual stream
   std::vector<float> h_;      // (rows, hidden) normed input of a block

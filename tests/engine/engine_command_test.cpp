@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "engine/runtime/engine.h"
 #include "tests/cli/cli_runner.h"
 
 namespace servesim {
@@ -57,8 +58,8 @@ TEST(EngineBenchCommand, JsonHasOnePointPerBatchAndPrompt) {
 
 TEST(EngineBenchCommand, BadInputIsAOneLineError) {
   const std::string model = " --model " + tiny_model_file();
-  expect_one_line_error(run_servesim("engine bench --backend cuda" + model + kSmall),
-                        "--backend cuda");
+  expect_one_line_error(run_servesim("engine bench --backend tpu" + model + kSmall),
+                        "--backend 'tpu': expected cpu or cuda");
   expect_one_line_error(run_servesim("engine bench --prompt-len 62" + model + kSmall),
                         "exceeds max_model_len 64");
   expect_one_line_error(run_servesim("engine bench --model Mixtral-8x7B" + kSmall),
@@ -69,6 +70,19 @@ TEST(EngineBenchCommand, BadInputIsAOneLineError) {
                                      truncated.string() + model + kSmall),
                         "truncated");
   fs::remove(truncated);
+}
+
+// Runs in CI: a build without CUDA names the rebuild, a CUDA build on a machine without a GPU
+// names the missing device. Where a GPU is present the bench runs and there is nothing to check.
+TEST(EngineBenchCommand, CudaBackendNeedsTheBuildAndADevice) {
+  const CliResult r =
+      run_servesim("engine bench --backend cuda --model " + tiny_model_file() + kSmall);
+  if (r.exit_code == 0) GTEST_SKIP() << "a CUDA device ran the bench";
+  expect_one_line_error(
+      r, cuda_backend_built()
+             ? "engine bench: --backend cuda: no CUDA device found"
+             : "engine bench: --backend cuda: this build has no CUDA backend (rebuild with "
+               "-DSERVESIM_CUDA=ON on a machine with nvcc)");
 }
 
 }  // namespace
