@@ -37,6 +37,9 @@ struct BenchPoint {
   double decode_tokens_per_s = 0;  // batch / median decode step
   double decode_step_s = 0;        // median over every decode step of every repeat
   double decode_bytes_per_s = 0;
+  // Mean seconds per op of a prefill / decode step over the timed runs (--profile only).
+  OpSeconds prefill_op_s{};
+  OpSeconds decode_op_s{};
 };
 
 // FLOPs of a prefill of `batch` prompts of `len` tokens: the projections (2 per weight per
@@ -84,9 +87,10 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
       static_cast<int64_t>(batch) * ((prompt_len + o.gen_len + sc.block_size - 1) / sc.block_size) +
       2;
   sc.enable_prefix_caching = false;
-  EngineOptions eo{sc, o.threads, false, o.backend == "cuda" ? Backend::kCuda : Backend::kCpu};
+  EngineOptions eo{sc, o.threads, o.profile, o.backend == "cuda" ? Backend::kCuda : Backend::kCpu};
 
   std::vector<double> prefill_steps, decode_steps;
+  OpSeconds prefill_op_sum{}, decode_op_sum{};
   SamplingRng rng(o.seed);
   // Run 0 warms up (page faults in the KV cache and activations, thread wake-up).
   for (int run = 0; run <= o.repeats; ++run) {
@@ -107,6 +111,8 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
       const bool prefill = std::any_of(t.sequences.begin(), t.sequences.end(),
                                        [](const StepSequenceTrace& s) { return s.prefill; });
       (prefill ? prefill_steps : decode_steps).push_back(t.end_s - t.start_s);
+      OpSeconds& sum = prefill ? prefill_op_sum : decode_op_sum;
+      for (size_t i = 0; i < kNumOps; ++i) sum[i] += t.op_s[i];
     }
   }
   BenchPoint p;
@@ -115,6 +121,12 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
   p.prefill_step_s = median(prefill_steps);
   p.prefill_tokens_per_s = batch * prompt_len / p.prefill_step_s;
   p.prefill_flops_per_s = prefill_flops(m, batch, prompt_len) / p.prefill_step_s;
+  for (size_t i = 0; i < kNumOps; ++i) {
+    p.prefill_op_s[i] = prefill_op_sum[i] / static_cast<double>(prefill_steps.size());
+    if (!decode_steps.empty()) {
+      p.decode_op_s[i] = decode_op_sum[i] / static_cast<double>(decode_steps.size());
+    }
+  }
   if (!decode_steps.empty()) {
     p.decode_step_s = median(decode_steps);
     p.decode_tokens_per_s = batch / p.decode_step_s;
@@ -124,6 +136,25 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
                            p.decode_step_s;
   }
   return p;
+}
+
+nlohmann::json op_seconds_json(const OpSeconds& op_s) {
+  nlohmann::json j = nlohmann::json::object();
+  for (size_t i = 0; i < kNumOps; ++i) j[std::string(op_name(static_cast<Op>(i)))] = op_s[i];
+  return j;
+}
+
+// "qkv 1.23, mlp 4.56, ..." in milliseconds, the ops that took any time.
+std::string op_milliseconds_text(const OpSeconds& op_s) {
+  std::string text;
+  for (size_t i = 0; i < kNumOps; ++i) {
+    if (op_s[i] <= 0) continue;
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%s%s %.3f", text.empty() ? "" : ", ",
+                  std::string(op_name(static_cast<Op>(i))).c_str(), op_s[i] * 1e3);
+    text += buf;
+  }
+  return text;
 }
 
 void check_backend(const EngineCommandOptions& o) {
@@ -270,6 +301,10 @@ int run_bench(const EngineCommandOptions& o) {
                       {"decode_step_s", p.decode_step_s},
                       {"decode_bytes_per_s", p.decode_bytes_per_s},
                       {"decode_fraction_of_bandwidth", p.decode_bytes_per_s / bandwidth_Bps}});
+      if (o.profile) {
+        rows.back()["prefill_op_s"] = op_seconds_json(p.prefill_op_s);
+        rows.back()["decode_op_s"] = op_seconds_json(p.decode_op_s);
+      }
     }
     j["points"] = std::move(rows);
     std::cout << j.dump(2) << "\n";
@@ -315,6 +350,17 @@ int run_bench(const EngineCommandOptions& o) {
                 p.decode_tokens_per_s, p.decode_step_s * 1e3, p.decode_bytes_per_s / 1e9,
                 100.0 * p.decode_bytes_per_s / bandwidth_Bps);
   }
+  if (o.profile) {
+    std::printf("\nper-op time, ms per step (mean of the timed runs)\n");
+    for (const BenchPoint& p : points) {
+      std::printf("batch %d, prompt %d, prefill: %s\n", p.batch, p.prompt_len,
+                  op_milliseconds_text(p.prefill_op_s).c_str());
+      if (p.decode_step_s > 0) {
+        std::printf("batch %d, prompt %d, decode: %s\n", p.batch, p.prompt_len,
+                    op_milliseconds_text(p.decode_op_s).c_str());
+      }
+    }
+  }
   return 0;
 }
 
@@ -348,6 +394,8 @@ CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& o) {
   bench->add_option("--gemm-size", o.gemm_size, "Square GEMM of the rate test")
       ->capture_default_str();
   bench->add_flag("--json", o.json, "Print JSON");
+  bench->add_flag("--profile", o.profile,
+                  "Also time each op (clock reads on the CPU, CUDA events on a GPU)");
   add_engine_run_command(*engine, o.run);
   return engine;
 }

@@ -8,8 +8,9 @@
 # and the `gpu` test suite on all cores, runs `ctest -L gpu`, then `servesim engine bench` on a
 # Llama-3-8B-shaped model with seeded random bf16 weights drawn on the device: batch 1 (decode
 # against the measured HBM read bandwidth) and batch 64 x 512-token prompts (one prefill step
-# of 32768 tokens against the measured cuBLAS bf16 GEMM rate). Everything it prints, the
-# bench's JSON and nvidia-smi's reports land in OUT_DIR. Each stage has a time limit so the
+# of 32768 tokens against the measured cuBLAS bf16 GEMM rate), and once more with --profile
+# for the time of each op. Everything it prints, the bench's JSON and text, the ctest JUnit
+# file and nvidia-smi's reports land in OUT_DIR. Each stage has a time limit so the
 # whole check ends within 10 minutes. Exits non-zero, naming the stage, when the build, a test
 # or the bench fails; the bench still runs after failed tests so one session yields its numbers.
 set -uo pipefail
@@ -36,14 +37,14 @@ echo "CUDA architectures: $arch"
 stage "configure (build/gpu)"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
-timeout 60 cmake -S . -B build/gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
+timeout 50 cmake -S . -B build/gpu "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
   -DSERVESIM_CUDA=ON -DSERVESIM_GUI=OFF -DSERVESIM_BUILD_BENCH=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="$arch" > "$out/configure.log" 2>&1 \
   || { tail -30 "$out/configure.log"; die "configure (log: $out/configure.log)"; }
 grep -q "CUDA backend enabled" "$out/configure.log" || die "configure did not enable CUDA"
 
 stage "build: servesim kernels_cuda_tests"
-timeout 300 cmake --build build/gpu -j "$(nproc)" --target servesim kernels_cuda_tests \
+timeout 280 cmake --build build/gpu -j "$(nproc)" --target servesim kernels_cuda_tests \
   > "$out/build.log" 2>&1 || { tail -40 "$out/build.log"; die "build (log: $out/build.log)"; }
 
 stage "ctest -L gpu"
@@ -61,10 +62,19 @@ stage "engine bench: Llama-3-8B, bf16, batch 1 and 64, 512-token prompts"
 bench=(build/gpu/cli/servesim engine bench --model Llama-3-8B --backend cuda --batch 1,64
        --prompt-len 512 --gen-len 32 --repeats 3 --bandwidth-mib 2048 --json)
 echo "${bench[*]}"
-if ! timeout 150 "${bench[@]}" > "$out/bench.json" 2> "$out/bench.err"; then
+if ! timeout 120 "${bench[@]}" > "$out/bench.json" 2> "$out/bench.err"; then
   cat "$out/bench.err"
   failures+=("engine bench (stderr: $out/bench.err)")
 fi
+
+stage "engine bench --profile: time per op (CUDA events), one timed run"
+if ! timeout 60 build/gpu/cli/servesim engine bench --model Llama-3-8B --backend cuda \
+  --batch 1,64 --prompt-len 512 --gen-len 8 --repeats 1 --bandwidth-mib 256 --gemm-size 4096 \
+  --profile > "$out/bench-profile.txt" 2> "$out/bench-profile.err"; then
+  cat "$out/bench-profile.err"
+  failures+=("engine bench --profile (stderr: $out/bench-profile.err)")
+fi
+sed -n '/per-op time/,$p' "$out/bench-profile.txt"
 nvidia-smi --query-gpu=name,memory.used,memory.total,temperature.gpu,clocks.sm,clocks.mem \
   --format=csv > "$out/nvidia-smi-after.csv" 2>&1 || true
 

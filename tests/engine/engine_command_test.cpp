@@ -56,6 +56,24 @@ TEST(EngineBenchCommand, JsonHasOnePointPerBatchAndPrompt) {
   EXPECT_EQ(j["params"], 19616);
 }
 
+TEST(EngineBenchCommand, ProfileReportsTimePerOpOfEachPhase) {
+  const CliResult r = run_servesim("engine bench --json --profile --model " + tiny_model_file() +
+                                   " --prompt-len 8 --batch 1,2" + kSmall);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["points"].size(), 2u);
+  for (const auto& p : j["points"]) {
+    EXPECT_GT(p["prefill_op_s"]["qkv"].get<double>(), 0);
+    EXPECT_GT(p["prefill_op_s"]["attention_prefill"].get<double>(), 0);
+    EXPECT_GT(p["decode_op_s"]["mlp"].get<double>(), 0);
+    EXPECT_GT(p["decode_op_s"]["attention_decode"].get<double>(), 0);
+  }
+  const CliResult text = run_servesim("engine bench --profile --model " + tiny_model_file() +
+                                      " --prompt-len 8" + kSmall);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("batch 1, prompt 8, decode: qkv"), std::string::npos) << text.out;
+}
+
 TEST(EngineBenchCommand, BadInputIsAOneLineError) {
   const std::string model = " --model " + tiny_model_file();
   expect_one_line_error(run_servesim("engine bench --backend tpu" + model + kSmall),
