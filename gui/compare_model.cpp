@@ -21,10 +21,10 @@ CompareModel::Entry CompareModel::entry_of(const RunSnapshot& snapshot, const QS
   return e;
 }
 
-QString CompareModel::unique_name(const QString& name) const {
-  auto taken = [this](const QString& candidate) {
-    for (const Entry& e : entries_) {
-      if (e.name == candidate) return true;
+QString CompareModel::unique_name(const QString& name, int except_row) const {
+  auto taken = [this, except_row](const QString& candidate) {
+    for (int r = 0; r < rowCount(); ++r) {
+      if (r != except_row && entries_[r].name == candidate) return true;
     }
     return false;
   };
@@ -131,6 +131,7 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     return {};
   }
   const auto column = static_cast<Column>(index.column());
+  if (role == Qt::EditRole && column == kScenario) return entries_[index.row()].name;
   if (role == Qt::DisplayRole) {
     if (column == kScenario) return entries_[index.row()].name;
     const double v = value(index.row(), column);
@@ -145,6 +146,25 @@ QVariant CompareModel::data(const QModelIndex& index, int role) const {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   }
   return {};
+}
+
+Qt::ItemFlags CompareModel::flags(const QModelIndex& index) const {
+  Qt::ItemFlags f = QAbstractTableModel::flags(index);
+  if (index.isValid() && index.column() == kScenario) f |= Qt::ItemIsEditable;
+  return f;
+}
+
+bool CompareModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (role != Qt::EditRole || index.column() != kScenario ||
+      !checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid)) {
+    return false;
+  }
+  const QString name = value.toString().trimmed();
+  if (name.isEmpty()) return false;  // a nameless entry could not be told apart in a legend
+  entries_[index.row()].name = unique_name(name, index.row());
+  emit dataChanged(index, index);
+  emit entries_changed();
+  return true;
 }
 
 QVariant CompareModel::headerData(int section, Qt::Orientation orientation, int role) const {

@@ -4,7 +4,8 @@
 // Each entry also keeps its latency CDF, so the Compare view can overlay the distributions.
 //
 // Rows are inserted and removed one at a time (views keep their selection); entries are
-// plain values copied from RunSnapshots. Thread-safety: GUI thread only.
+// plain values copied from RunSnapshots. The Scenario column is editable, to rename an entry
+// (names stay unique). Thread-safety: GUI thread only.
 #pragma once
 
 #include <QAbstractTableModel>
@@ -60,15 +61,18 @@ class CompareModel : public QAbstractTableModel {
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
   QVariant headerData(int section, Qt::Orientation orientation,
                       int role = Qt::DisplayRole) const override;
 
  signals:
-  // Rows were added or removed.
+  // Rows were added, removed or renamed.
   void entries_changed();
 
  private:
-  QString unique_name(const QString& name) const;
+  // `name`, or `name (2)`, `name (3)` ... if another row than `except_row` has it.
+  QString unique_name(const QString& name, int except_row = -1) const;
 
   std::vector<Entry> entries_;
 };

@@ -181,6 +181,12 @@ class ItemModelsTest : public QObject {
     QVERIFY(std::isnan(model.value(0, CompareModel::kCost)) ||
             model.value(0, CompareModel::kCost) > 0);
     QVERIFY(!model.data(model.index(0, CompareModel::kCost)).toString().contains("nan"));
+    // Renaming through the table keeps names unique and refuses an empty one.
+    QVERIFY(model.setData(model.index(2, CompareModel::kScenario), " a "));
+    QCOMPARE(model.entries()[2].name, QString("a (3)"));
+    QVERIFY(!model.setData(model.index(2, CompareModel::kScenario), "  "));
+    QVERIFY(!model.setData(model.index(2, CompareModel::kGpus), "4"));
+    QVERIFY(model.setData(model.index(2, CompareModel::kScenario), "b"));
     model.remove(1);
     model.remove(7);  // ignored
     QCOMPARE(model.rowCount(), 2);
