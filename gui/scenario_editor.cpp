@@ -171,12 +171,13 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
 
   QSpinBox* clients = int_box(0);
   clients->setToolTip(tr("workload.arrival.clients (closed loop)"));
-  workload->addRow(tr("C&lients"), clients);
+  workload->addRow(tr("Cl&ients"), clients);
   add_field("workload.arrival.clients", clients,
             {QStringLiteral("arrival.clients"), QStringLiteral("arrival: clients")});
 
-  const std::pair<const char*, QString> lengths[] = {{"workload.prompt_tokens", tr("&Prompt")},
-                                                     {"workload.output_tokens", tr("O&utput")}};
+  const std::pair<const char*, QString> lengths[] = {
+      {"workload.prompt_tokens", tr("Prompt lengt&h")},
+      {"workload.output_tokens", tr("Output le&ngth")}};
   for (const auto& [key, label] : lengths) {
     auto* length = new LengthDistributionEdit();
     length->setToolTip(QString::fromLatin1(key));
@@ -413,7 +414,12 @@ void ScenarioEditor::refresh() {
     bool invalid = false;
     for (const QString& needle : f.needles) invalid = invalid || error.contains(needle);
     f.widget->setProperty("invalid", invalid);
-    f.widget->setStyleSheet(invalid ? QString::fromLatin1(kInvalidStyle) : QString());
+    QString style = invalid ? QString::fromLatin1(kInvalidStyle) : QString();
+    // A composite field frames its inputs, not its labels.
+    if (invalid && qobject_cast<LengthDistributionEdit*>(f.widget)) {
+      style = QStringLiteral("QComboBox, QDoubleSpinBox { %1 }").arg(style);
+    }
+    f.widget->setStyleSheet(style);
     f.widget->setToolTip(invalid ? error : f.tip);
   }
 
