@@ -22,6 +22,7 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gui/compare_model.h"
 #include "gui/compare_view.h"
@@ -52,6 +53,16 @@ const char* const kStateKey = "window/state";
 const char* const kSweepKeyKey = "sweep/key";
 const char* const kSweepValuesKey = "sweep/values";
 const char* const kCompareDirKey = "compare/dir";
+
+// Single-quoted for a POSIX shell when it holds anything the shell would split or expand.
+QString shell_quote(QString word) {
+  static const QString kSpecial = QStringLiteral(" '\"$`\\*?[]{}()<>|&;~#!");
+  if (std::none_of(word.begin(), word.end(), [](QChar c) { return kSpecial.contains(c); })) {
+    return word;
+  }
+  word.replace(QStringLiteral("'"), QStringLiteral("'\\''"));
+  return QLatin1Char('\'') + word + QLatin1Char('\'');
+}
 
 }  // namespace
 
@@ -423,9 +434,7 @@ bool MainWindow::add_to_comparison() {
     compare_view_->show_message(tr("Nothing to add yet: run the scenario first (Ctrl+R)."), true);
     return false;
   }
-  const QString name = QString::fromStdString(shown_->name);
-  compare_model_->add(
-      CompareModel::entry_of(*shown_, name.isEmpty() ? tr("run #%1").arg(shown_->job) : name));
+  compare_model_->add(CompareModel::entry_of(*shown_, QString::fromStdString(shown_->name)));
   compare_view_->show_message(tr("Added %1").arg(compare_model_->entries().back().name), false);
   return true;
 }
@@ -436,10 +445,9 @@ bool MainWindow::compare_files(const QStringList& paths) {
   int queued = 0;
   for (const QString& path : paths) {
     try {
+      // A scenario without a "name" is named after its file.
       Scenario scenario = load_scenario(path.toStdString(), {}, catalog);
-      const QString name = scenario.name.empty() ? QFileInfo(path).completeBaseName()
-                                                 : QString::fromStdString(scenario.name);
-      compare_queue_.push_back({name, std::move(scenario.config)});
+      compare_queue_.push_back({QString::fromStdString(scenario.name), std::move(scenario.config)});
       ++queued;
     } catch (const ConfigError& e) {
       compare_errors_ << QString::fromStdString(e.what());
@@ -656,14 +664,14 @@ void MainWindow::export_csv_action() {
 }
 
 QString MainWindow::cli_command() const {
-  const QString path =
-      document_->path().isEmpty() ? QStringLiteral("SCENARIO.json") : document_->path();
-  QString quoted = path;
-  if (quoted.contains(QLatin1Char(' ')) || quoted.contains(QLatin1Char('\''))) {
-    quoted.replace(QStringLiteral("'"), QStringLiteral("'\\''"));
-    quoted = QLatin1Char('\'') + quoted + QLatin1Char('\'');
+  const QString path = shell_quote(document_->path().isEmpty() ? QStringLiteral("SCENARIO.json")
+                                                               : document_->path());
+  if (tabs_->currentIndex() == kTradeoffsTab) {
+    return QStringLiteral("servesim sweep %1 --vary %2")
+        .arg(path,
+             shell_quote(tradeoff_view_->key() + QLatin1Char('=') + tradeoff_view_->values()));
   }
-  return QStringLiteral("servesim simulate ") + quoted;
+  return QStringLiteral("servesim simulate ") + path;
 }
 
 void MainWindow::copy_cli_command() {

@@ -85,7 +85,8 @@ class MainWindow : public QMainWindow {
   // none could be queued.
   bool compare_files(const QStringList& paths);
 
-  // The `servesim simulate` command line equivalent to the saved scenario.
+  // The `servesim simulate` command line equivalent to the saved scenario; on the Trade-offs
+  // tab, the `servesim sweep` one with the tab's knob and values.
   QString cli_command() const;
   bool export_png(Tab tab, const QString& path);
   bool export_csv(Tab tab, const QString& path);

@@ -83,8 +83,11 @@ class AnalysisViewsTest : public QObject {
     QVERIFY2(w.tradeoff_view()->message().contains("2 points"),
              qPrintable(w.tradeoff_view()->message()));
     QVERIFY(!action(w, "cancel_action")->isEnabled());
-    // Remembered for the next session.
+    // Remembered for the next session, and the CLI runs the same sweep.
     QCOMPARE(QSettings().value("sweep/values").toString(), QString("8,64"));
+    w.tabs()->setCurrentIndex(MainWindow::kTradeoffsTab);
+    QCOMPARE(w.cli_command(),
+             QString("servesim sweep SCENARIO.json --vary engine.max_num_seqs=8,64"));
 
     QTemporaryDir dir;
     QVERIFY(w.export_csv(MainWindow::kTradeoffsTab, dir.filePath("sweep.csv")));
