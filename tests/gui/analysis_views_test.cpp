@@ -88,6 +88,9 @@ class AnalysisViewsTest : public QObject {
     w.tabs()->setCurrentIndex(MainWindow::kTradeoffsTab);
     QCOMPARE(w.cli_command(),
              QString("servesim sweep SCENARIO.json --vary engine.max_num_seqs=8,64"));
+    MainWindow next_session;
+    QCOMPARE(next_session.tradeoff_view()->key(), QString("engine.max_num_seqs"));
+    QCOMPARE(next_session.tradeoff_view()->values(), QString("8,64"));
 
     QTemporaryDir dir;
     QVERIFY(w.export_csv(MainWindow::kTradeoffsTab, dir.filePath("sweep.csv")));
@@ -213,6 +216,15 @@ class AnalysisViewsTest : public QObject {
     QVERIFY(w.compare_view()->remove_selected());
     QCOMPARE(m->rowCount(), 2);
     QCOMPARE(m->entries()[0].name, QString("busy"));
+    // Delete in the table does the same (a shortcut needs the window shown and active).
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    w.tabs()->setCurrentIndex(MainWindow::kCompareTab);
+    w.compare_view()->table()->selectRow(1);
+    w.compare_view()->table()->setFocus();
+    QTest::keyClick(w.compare_view()->table(), Qt::Key_Delete);
+    QCOMPARE(m->rowCount(), 1);
     QVERIFY(!w.compare_view()->remove_selected());  // nothing selected any more
   }
 

@@ -2,6 +2,7 @@
 // dropped, and a bad key reported as a failure.
 #include "gui/sweep_runner.h"
 
+#include <QElapsedTimer>
 #include <QSignalSpy>
 #include <QTest>
 
@@ -95,6 +96,18 @@ class SweepRunnerTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
     QVERIFY(failed.at(0).at(1).toString().contains("max_num_seq"));
     QVERIFY(!runner.busy());
+  }
+
+  void destroying_the_runner_stops_its_sweep() {
+    QElapsedTimer timer;
+    timer.start();
+    {
+      SweepRunner runner;
+      runner.start(quickstart(5000000), scenarios_dir(), "quickstart.json",
+                   vary("engine.max_num_seqs=8,16,32"));
+      QTest::qWait(50);
+    }
+    QVERIFY(timer.elapsed() < 20000);
   }
 };
 
