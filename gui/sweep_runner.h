@@ -39,7 +39,7 @@ class SweepRunner : public QObject {
 
   // Starts a sweep of `scenario` (the document's JSON; `base_dir` and `origin` as
   // parse_scenario takes them) and returns its job id (1, 2, ...). A job still running is
-  // superseded. `options.axes` must already have passed sweep_points().
+  // superseded. A scenario, axis or override that does not parse comes back as failed().
   uint64_t start(nlohmann::json scenario, std::string base_dir, std::string origin,
                  SweepOptions options);
   // Asks the current job to stop; cancelled(job) follows once it has.
