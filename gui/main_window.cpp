@@ -22,7 +22,10 @@
 #include <QTableView>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <algorithm>
 
+#include "gui/compare_model.h"
+#include "gui/compare_view.h"
 #include "gui/csv_export.h"
 #include "gui/latency_cdf_model.h"
 #include "gui/latency_view.h"
@@ -34,7 +37,11 @@
 #include "gui/summary_model.h"
 #include "gui/timeline_model.h"
 #include "gui/timeline_view.h"
+#include "gui/tradeoff_model.h"
+#include "gui/tradeoff_view.h"
 #include "models/config_error.h"
+#include "sim/scenario.h"
+#include "sim/sweep.h"
 
 namespace servesim::gui {
 namespace {
@@ -43,6 +50,19 @@ constexpr int kMaxRecentFiles = 8;
 const char* const kRecentKey = "files/recent";
 const char* const kGeometryKey = "window/geometry";
 const char* const kStateKey = "window/state";
+const char* const kSweepKeyKey = "sweep/key";
+const char* const kSweepValuesKey = "sweep/values";
+const char* const kCompareDirKey = "compare/dir";
+
+// Single-quoted for a POSIX shell when it holds anything the shell would split or expand.
+QString shell_quote(QString word) {
+  static const QString kSpecial = QStringLiteral(" '\"$`\\*?[]{}()<>|&;~#!");
+  if (std::none_of(word.begin(), word.end(), [](QChar c) { return kSpecial.contains(c); })) {
+    return word;
+  }
+  word.replace(QStringLiteral("'"), QStringLiteral("'\\''"));
+  return QLatin1Char('\'') + word + QLatin1Char('\'');
+}
 
 }  // namespace
 
@@ -53,7 +73,11 @@ MainWindow::MainWindow(QWidget* parent)
       summary_model_(new SummaryModel(this)),
       memory_model_(new MemoryPlanModel(this)),
       timeline_model_(new TimelineModel(this)),
-      latency_model_(new LatencyCdfModel(this)) {
+      latency_model_(new LatencyCdfModel(this)),
+      sweep_runner_(new SweepRunner(this)),
+      tradeoff_model_(new TradeoffModel(this)),
+      compare_runner_(new SimulationRunner(this)),
+      compare_model_(new CompareModel(this)) {
   setObjectName(QStringLiteral("servesim_main_window"));
   gpu_catalog_ = document_->catalog().gpus();
 
@@ -76,6 +100,10 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(new MemoryView(memory_model_, this), tr("Memory"));
   tabs_->addTab(new TimelineView(timeline_model_, this), tr("Timeline"));
   tabs_->addTab(new LatencyView(latency_model_, this), tr("Latency"));
+  tradeoff_view_ = new TradeoffView(tradeoff_model_, this);
+  tabs_->addTab(tradeoff_view_, tr("Trade-offs"));
+  compare_view_ = new CompareView(compare_model_, this);
+  tabs_->addTab(compare_view_, tr("Compare"));
 
   banner_ = new QLabel(tr("Edit the scenario on the left, then Run (Ctrl+R)."), this);
   banner_->setWordWrap(true);
@@ -107,11 +135,31 @@ MainWindow::MainWindow(QWidget* parent)
   connect(runner_, &SimulationRunner::finished, this, &MainWindow::on_run_finished);
   connect(runner_, &SimulationRunner::failed, this, &MainWindow::on_run_failed);
   connect(runner_, &SimulationRunner::cancelled, this, &MainWindow::on_run_cancelled);
+  connect(tradeoff_view_, &TradeoffView::run_requested, this, [this] { run_sweep(); });
+  connect(tradeoff_view_, &TradeoffView::cancel_requested, this, &MainWindow::cancel_sweep);
+  connect(sweep_runner_, &SweepRunner::progress, this, &MainWindow::on_sweep_progress);
+  connect(sweep_runner_, &SweepRunner::finished, this, &MainWindow::on_sweep_finished);
+  connect(sweep_runner_, &SweepRunner::failed, this, &MainWindow::on_sweep_failed);
+  connect(sweep_runner_, &SweepRunner::cancelled, this, &MainWindow::on_sweep_cancelled);
+  connect(compare_view_, &CompareView::add_requested, this, [this] { add_to_comparison(); });
+  connect(compare_view_, &CompareView::open_requested, this, &MainWindow::compare_dialog);
+  connect(compare_runner_, &SimulationRunner::finished, this, &MainWindow::on_comparison_finished);
+  connect(compare_runner_, &SimulationRunner::failed, this, &MainWindow::on_comparison_failed);
+  connect(compare_runner_, &SimulationRunner::cancelled, this, [this] {
+    compare_running_.clear();
+    update_cancel_action();
+    compare_view_->show_message(tr("Comparison runs cancelled"), false);
+  });
 
   resize(1280, 800);
   QSettings settings;
   restoreGeometry(settings.value(kGeometryKey).toByteArray());
   restoreState(settings.value(kStateKey).toByteArray());
+  const QString sweep_key =
+      settings.value(kSweepKeyKey, TradeoffView::suggested_keys().front()).toString();
+  tradeoff_view_->set_knob(
+      sweep_key,
+      settings.value(kSweepValuesKey, TradeoffView::suggested_values(sweep_key)).toString());
   on_document_changed();
 }
 
@@ -148,9 +196,27 @@ void MainWindow::build_actions() {
   run_action_ = sim->addAction(tr("&Run"), this, [this] { run(); });
   run_action_->setObjectName(QStringLiteral("run_action"));
   run_action_->setShortcuts({QKeySequence(tr("Ctrl+R")), QKeySequence(Qt::Key_F5)});
-  cancel_action_ = sim->addAction(tr("&Cancel run"), this, &MainWindow::cancel_run);
+  // One Cancel (Esc) for whatever is running: the run, the sweep, the comparison runs.
+  cancel_action_ = sim->addAction(tr("&Cancel"), this, &MainWindow::cancel_all);
   cancel_action_->setObjectName(QStringLiteral("cancel_action"));
   cancel_action_->setShortcut(QKeySequence(Qt::Key_Escape));
+  sim->addSeparator();
+  QAction* sweep = sim->addAction(tr("Run &sweep"), this, [this] {
+    tabs_->setCurrentIndex(kTradeoffsTab);
+    run_sweep();
+  });
+  sweep->setObjectName(QStringLiteral("sweep_action"));
+  sweep->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
+  QAction* add = sim->addAction(tr("&Add result to comparison"), this, [this] {
+    tabs_->setCurrentIndex(kCompareTab);
+    add_to_comparison();
+  });
+  add->setObjectName(QStringLiteral("compare_add_action"));
+  add->setShortcut(QKeySequence(tr("Ctrl+Shift+A")));
+  QAction* compare =
+      sim->addAction(tr("C&ompare scenario files…"), this, &MainWindow::compare_dialog);
+  compare->setObjectName(QStringLiteral("compare_open_action"));
+  compare->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (int t = 0; t < kTabCount; ++t) {
@@ -165,6 +231,8 @@ void MainWindow::build_actions() {
   bar->addSeparator();
   bar->addAction(run_action_);
   bar->addAction(cancel_action_);
+  bar->addAction(sweep);
+  bar->addAction(add);
   bar->addSeparator();
   bar->addAction(png);
   bar->addAction(csv);
@@ -209,7 +277,7 @@ bool MainWindow::run() {
     show_banner(tr("Cannot run: %1").arg(document_->error()), true);
     return false;
   }
-  const uint64_t job = runner_->start(scenario->config);
+  const uint64_t job = runner_->start(scenario->config, scenario->name);
   edited_since_run_ = false;
   set_busy(true);
   progress_->setValue(0);
@@ -265,8 +333,173 @@ void MainWindow::on_run_cancelled(quint64 job) {
 void MainWindow::set_busy(bool busy) {
   progress_->setVisible(busy);
   cancel_button_->setVisible(busy);
-  cancel_action_->setEnabled(busy);
   if (!busy) progress_->setRange(0, 1000);
+  update_cancel_action();
+}
+
+void MainWindow::update_cancel_action() {
+  cancel_action_->setEnabled(runner_->busy() || sweep_runner_->busy() || compare_runner_->busy());
+}
+
+void MainWindow::cancel_all() {
+  cancel_run();
+  cancel_sweep();
+  if (compare_runner_->busy() || !compare_queue_.empty()) {
+    compare_queue_.clear();
+    compare_runner_->cancel();
+  }
+}
+
+bool MainWindow::run_sweep() {
+  const std::optional<Scenario>& scenario = document_->scenario();
+  if (!scenario) {
+    tradeoff_view_->show_message(tr("Cannot sweep: %1").arg(document_->error()), true);
+    return false;
+  }
+  const QString key = tradeoff_view_->key();
+  const QString values = tradeoff_view_->values();
+  SweepOptions options;
+  size_t points = 0;
+  try {
+    options.axes = {parse_sweep_axis((key + QLatin1Char('=') + values).toStdString())};
+    points = sweep_points(options.axes).size();
+  } catch (const ConfigError& e) {
+    tradeoff_view_->show_message(QString::fromStdString(e.what()), true);
+    return false;
+  }
+  QSettings settings;
+  settings.setValue(kSweepKeyKey, key);
+  settings.setValue(kSweepValuesKey, values);
+  const uint64_t job = sweep_runner_->start(*document_->json(), document_->base_dir().toStdString(),
+                                            document_->origin().toStdString(), std::move(options));
+  tradeoff_view_->set_busy(true);
+  tradeoff_view_->show_message(tr("Sweep #%1: %2 over %3 points of %4…")
+                                   .arg(job)
+                                   .arg(key)
+                                   .arg(points)
+                                   .arg(QString::fromStdString(scenario->name)),
+                               false);
+  update_cancel_action();
+  return true;
+}
+
+void MainWindow::cancel_sweep() {
+  if (!sweep_runner_->busy()) return;
+  sweep_runner_->cancel();
+  tradeoff_view_->show_message(tr("Cancelling the sweep…"), false);
+}
+
+void MainWindow::on_sweep_progress(quint64 job, int done, int total) {
+  tradeoff_view_->set_progress(done, total);
+  status_->setText(tr("Sweep #%1: %2 of %3 points").arg(job).arg(done).arg(total));
+}
+
+void MainWindow::on_sweep_finished(std::shared_ptr<const SweepSnapshot> snapshot) {
+  tradeoff_view_->set_busy(false);
+  update_cancel_action();
+  tradeoff_model_->set_report(snapshot->report);
+  int failed = 0;
+  QString first_error;
+  for (const SweepPoint& p : snapshot->report.points) {
+    if (p.error.empty()) continue;
+    if (failed++ == 0) first_error = QString::fromStdString(p.error);
+  }
+  QString text = tr("Sweep #%1: %2 points of %3 in %4 s wall")
+                     .arg(snapshot->job)
+                     .arg(snapshot->report.points.size())
+                     .arg(QString::fromStdString(snapshot->report.scenario))
+                     .arg(snapshot->wall_s, 0, 'f', 2);
+  if (failed > 0) text += tr("; %1 could not run (%2)").arg(failed).arg(first_error);
+  tradeoff_view_->show_message(text, false);
+  status_->setText(tr("Sweep #%1 finished").arg(snapshot->job));
+}
+
+void MainWindow::on_sweep_failed(quint64 job, const QString& message) {
+  tradeoff_view_->set_busy(false);
+  update_cancel_action();
+  tradeoff_view_->show_message(tr("Sweep #%1 failed: %2").arg(job).arg(message), true);
+  status_->setText(tr("Sweep #%1 failed").arg(job));
+}
+
+void MainWindow::on_sweep_cancelled(quint64 job) {
+  tradeoff_view_->set_busy(false);
+  update_cancel_action();
+  tradeoff_view_->show_message(
+      tr("Sweep #%1 cancelled; the charts keep the previous sweep").arg(job), false);
+  status_->setText(tr("Sweep #%1 cancelled").arg(job));
+}
+
+bool MainWindow::add_to_comparison() {
+  if (!shown_) {
+    compare_view_->show_message(tr("Nothing to add yet: run the scenario first (Ctrl+R)."), true);
+    return false;
+  }
+  compare_model_->add(CompareModel::entry_of(*shown_, QString::fromStdString(shown_->name)));
+  compare_view_->show_message(tr("Added %1").arg(compare_model_->entries().back().name), false);
+  return true;
+}
+
+bool MainWindow::compare_files(const QStringList& paths) {
+  compare_errors_.clear();
+  const Catalog& catalog = document_->catalog();
+  int queued = 0;
+  for (const QString& path : paths) {
+    try {
+      // A scenario without a "name" is named after its file.
+      Scenario scenario = load_scenario(path.toStdString(), {}, catalog);
+      compare_queue_.push_back({QString::fromStdString(scenario.name), std::move(scenario.config)});
+      ++queued;
+    } catch (const ConfigError& e) {
+      compare_errors_ << QString::fromStdString(e.what());
+    } catch (const nlohmann::json::exception& e) {
+      compare_errors_ << QFileInfo(path).fileName() + QStringLiteral(": ") + e.what();
+    }
+  }
+  if (!paths.isEmpty()) QSettings().setValue(kCompareDirKey, QFileInfo(paths.front()).path());
+  if (compare_running_.isEmpty()) start_next_comparison();
+  if (queued == 0) {
+    compare_view_->show_message(tr("Nothing to compare: %1").arg(compare_errors_.join("; ")), true);
+  }
+  return queued > 0;
+}
+
+void MainWindow::start_next_comparison() {
+  if (compare_queue_.empty()) {
+    compare_running_.clear();
+    update_cancel_action();
+    return;
+  }
+  QueuedComparison next = std::move(compare_queue_.front());
+  compare_queue_.pop_front();
+  compare_running_ = next.name;
+  compare_runner_->start(std::move(next.config), next.name.toStdString());
+  update_cancel_action();
+  QString text = tr("Running %1 for the comparison (%2 more queued)…")
+                     .arg(compare_running_)
+                     .arg(compare_queue_.size());
+  if (!compare_errors_.isEmpty()) text += tr(" Skipped: %1").arg(compare_errors_.join("; "));
+  compare_view_->show_message(text, !compare_errors_.isEmpty());
+}
+
+void MainWindow::on_comparison_finished(std::shared_ptr<const RunSnapshot> snapshot) {
+  compare_model_->add(CompareModel::entry_of(*snapshot, compare_running_));
+  compare_view_->show_message(tr("Added %1").arg(compare_model_->entries().back().name), false);
+  start_next_comparison();
+}
+
+void MainWindow::on_comparison_failed(quint64, const QString& message) {
+  compare_errors_ << compare_running_ + QStringLiteral(": ") + message;
+  compare_view_->show_message(tr("Could not run %1").arg(compare_errors_.join("; ")), true);
+  start_next_comparison();
+}
+
+void MainWindow::compare_dialog() {
+  const QString start = QSettings().value(kCompareDirKey, bundled_scenarios_dir()).toString();
+  const QStringList paths = QFileDialog::getOpenFileNames(
+      this, tr("Compare scenarios"), start, tr("Scenario files (*.json);;All files (*)"));
+  if (paths.isEmpty()) return;
+  tabs_->setCurrentIndex(kCompareTab);
+  compare_files(paths);
 }
 
 void MainWindow::show_banner(const QString& text, bool error) {
@@ -381,6 +614,10 @@ QAbstractItemModel* MainWindow::tab_model(Tab tab) const {
       return timeline_model_;
     case kLatencyTab:
       return latency_model_;
+    case kTradeoffsTab:
+      return tradeoff_model_;
+    case kCompareTab:
+      return compare_model_;
     case kTabCount:
       break;
   }
@@ -427,14 +664,14 @@ void MainWindow::export_csv_action() {
 }
 
 QString MainWindow::cli_command() const {
-  const QString path =
-      document_->path().isEmpty() ? QStringLiteral("SCENARIO.json") : document_->path();
-  QString quoted = path;
-  if (quoted.contains(QLatin1Char(' ')) || quoted.contains(QLatin1Char('\''))) {
-    quoted.replace(QStringLiteral("'"), QStringLiteral("'\\''"));
-    quoted = QLatin1Char('\'') + quoted + QLatin1Char('\'');
+  const QString path = shell_quote(document_->path().isEmpty() ? QStringLiteral("SCENARIO.json")
+                                                               : document_->path());
+  if (tabs_->currentIndex() == kTradeoffsTab) {
+    return QStringLiteral("servesim sweep %1 --vary %2")
+        .arg(path,
+             shell_quote(tradeoff_view_->key() + QLatin1Char('=') + tradeoff_view_->values()));
   }
-  return QStringLiteral("servesim simulate ") + quoted;
+  return QStringLiteral("servesim simulate ") + path;
 }
 
 void MainWindow::copy_cli_command() {

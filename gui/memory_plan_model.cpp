@@ -60,12 +60,28 @@ int64_t MemoryPlanModel::bytes(Row row) const {
   return 0;
 }
 
+int64_t MemoryPlanModel::cell_bytes(Row row, int column) const {
+  return column >= kColumnCount ? stage_bytes(row, column - kColumnCount) : bytes(row);
+}
+
+int MemoryPlanModel::stage_count() const {
+  return plan_ && plan_->stages.size() > 1 ? static_cast<int>(plan_->stages.size()) : 0;
+}
+
+int64_t MemoryPlanModel::stage_bytes(Row row, int stage) const {
+  if (stage < 0 || stage >= stage_count()) return 0;
+  const MemoryPlan::Stage& s = plan_->stages[stage];
+  if (row == kWeights) return s.weights_bytes;
+  if (row == kKvCache) return s.kv_cache_bytes;
+  return bytes(row);  // the same on every stage
+}
+
 int MemoryPlanModel::rowCount(const QModelIndex& parent) const {
   return parent.isValid() || !plan_ ? 0 : kRowCount;
 }
 
 int MemoryPlanModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
+  return parent.isValid() ? 0 : kColumnCount + stage_count();
 }
 
 QVariant MemoryPlanModel::data(const QModelIndex& index, int role) const {
@@ -75,12 +91,13 @@ QVariant MemoryPlanModel::data(const QModelIndex& index, int role) const {
   const auto row = static_cast<Row>(index.row());
   if (role == Qt::DisplayRole) {
     if (index.column() == kComponent) return row_name(row);
-    return QString::number(static_cast<double>(bytes(row)) / kBytesPerGib, 'f', 2);
+    return QString::number(static_cast<double>(cell_bytes(row, index.column())) / kBytesPerGib, 'f',
+                           2);
   }
-  if (role == Qt::TextAlignmentRole && index.column() == kGib) {
+  if (role == Qt::TextAlignmentRole && index.column() != kComponent) {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   }
-  if (role == Qt::ForegroundRole && row == kKvCache && bytes(row) <= 0) {
+  if (role == Qt::ForegroundRole && row == kKvCache && cell_bytes(row, index.column()) <= 0) {
     return QBrush(QColor(0xc6, 0x28, 0x28));
   }
   return {};
@@ -88,7 +105,11 @@ QVariant MemoryPlanModel::data(const QModelIndex& index, int role) const {
 
 QVariant MemoryPlanModel::headerData(int section, Qt::Orientation orientation, int role) const {
   if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  return section == kComponent ? tr("Component (per GPU)") : tr("GiB");
+  if (section == kComponent) return tr("Component (per GPU)");
+  if (section == kGib) return stage_count() > 0 ? tr("GiB (busiest)") : tr("GiB");
+  const int stage = section - kColumnCount;
+  if (stage < 0 || stage >= stage_count()) return {};
+  return tr("Stage %1 GiB").arg(stage);  // the chart names its layers
 }
 
 }  // namespace servesim::gui

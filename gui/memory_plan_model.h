@@ -3,7 +3,9 @@
 // weights, activation peak, non-torch overhead, CUDA graphs, KV cache, and the memory left
 // outside gpu_memory_utilization. A negative KV cache means the rest does not fit.
 //
-// Columns: Component, GiB. Rows are fixed (kRowCount) while a plan is set, none otherwise.
+// Columns: Component, GiB (the busiest GPU), and with pipeline parallelism one more per
+// stage (stage_count() of them), since stages hold different layers and weights and so
+// different room for KV cache. Rows are fixed (kRowCount) while a plan is set, none otherwise.
 // Thread-safety: GUI thread only.
 #pragma once
 
@@ -34,6 +36,10 @@ class MemoryPlanModel : public QAbstractTableModel {
   static QString row_name(Row row);
   // Bytes of a component on the busiest GPU (kKvCache may be negative).
   int64_t bytes(Row row) const;
+  // Pipeline stages shown apart: the plan's pp when above 1, else 0.
+  int stage_count() const;
+  // Bytes of a component on one stage's GPUs (kKvCache may be negative).
+  int64_t stage_bytes(Row row, int stage) const;
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -45,6 +51,9 @@ class MemoryPlanModel : public QAbstractTableModel {
   void plan_changed();
 
  private:
+  // The figure of a GiB or stage column.
+  int64_t cell_bytes(Row row, int column) const;
+
   std::optional<MemoryPlan> plan_;
   QString problem_;
 };

@@ -79,11 +79,18 @@ void MemoryView::redraw() {
     replace_chart(chart_view_, chart);
     return;
   }
+  // With pipeline parallelism each stage gets its own bar, the first stage on top.
+  const int stages = model_->stage_count();
   auto* series = new QHorizontalStackedBarSeries();
   for (const Segment& s : kSegments) {
     auto* set = new QBarSet(MemoryPlanModel::row_name(s.row));
     // A negative KV cache is drawn as nothing; the headline says it does not fit.
-    *set << std::max(0.0, static_cast<double>(model_->bytes(s.row)) / kBytesPerGib);
+    auto gib = [](int64_t bytes) {
+      return std::max(0.0, static_cast<double>(bytes) / kBytesPerGib);
+    };
+    if (stages == 0) *set << gib(model_->bytes(s.row));
+    for (int stage = stages - 1; stage >= 0; --stage)
+      *set << gib(model_->stage_bytes(s.row, stage));
     set->setColor(s.color);
     set->setBorderColor(s.color.darker(120));
     series->append(set);
@@ -91,7 +98,10 @@ void MemoryView::redraw() {
   series->setBarWidth(0.6);
   chart->addSeries(series);
   auto* categories = new QBarCategoryAxis(chart);
-  categories->append(tr("GPU (busiest of %1)").arg(plan->parallel.total_gpus()));
+  if (stages == 0) categories->append(tr("GPU (busiest of %1)").arg(plan->parallel.total_gpus()));
+  for (int stage = stages - 1; stage >= 0; --stage) {
+    categories->append(tr("PP stage %1: %2 layers").arg(stage).arg(plan->stages[stage].layers));
+  }
   chart->addAxis(categories, Qt::AlignLeft);
   series->attachAxis(categories);
   QValueAxis* gib = add_axis(chart, tr("GiB"), Qt::AlignBottom);

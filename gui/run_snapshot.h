@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "models/memory_plan.h"
@@ -33,6 +34,7 @@ struct CdfPoint {
 
 struct RunSnapshot {
   uint64_t job = 0;
+  std::string name;  // the scenario's name, as the run was started with it
   SimulationResult result;
   SloSpec slo;
   MemoryPlan plan;

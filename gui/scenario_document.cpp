@@ -92,6 +92,15 @@ void ScenarioDocument::set_text(const QString& text) {
   emit changed();
 }
 
+std::optional<nlohmann::json> ScenarioDocument::json() const {
+  if (!json_) return std::nullopt;
+  return nlohmann::json::parse(json_->dump());
+}
+
+QString ScenarioDocument::origin() const {
+  return path_.isEmpty() ? QStringLiteral("untitled") : QFileInfo(path_).fileName();
+}
+
 std::optional<nlohmann::json> ScenarioDocument::value(const std::string& dotted_path) const {
   if (!json_) return std::nullopt;
   const nlohmann::ordered_json* node = &*json_;
@@ -154,10 +163,9 @@ void ScenarioDocument::validate() {
     error_ = QStringLiteral("not valid JSON: ") + QString::fromStdString(message);
     return;
   }
-  const QString origin = path_.isEmpty() ? QStringLiteral("untitled") : QFileInfo(path_).fileName();
   try {
-    Scenario scenario = parse_scenario(nlohmann::json::parse(json_->dump()),
-                                       base_dir_.toStdString(), origin.toStdString(), catalog_);
+    Scenario scenario =
+        parse_scenario(*json(), base_dir_.toStdString(), origin().toStdString(), catalog_);
     // The checks Simulation would make before sizing memory, so they show while editing.
     const SimulationConfig& c = scenario.config;
     c.parallel.validate(c.model);

@@ -54,6 +54,10 @@ class ScenarioDocument : public QObject {
   const QString& error() const { return error_; }
   int error_line() const { return error_line_; }
 
+  // The whole text as JSON; nullopt when it is not a JSON object.
+  std::optional<nlohmann::json> json() const;
+  // How error messages name the document: its file name, or "untitled".
+  QString origin() const;
   // The value at a dotted path; nullopt when absent or the text is not a JSON object.
   std::optional<nlohmann::json> value(const std::string& dotted_path) const;
   // Sets (or, with nullopt, removes) the value at a dotted path, creating objects on the

@@ -12,6 +12,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
+#include <QScrollArea>
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <QSplitter>
@@ -21,6 +22,7 @@
 #include <limits>
 #include <utility>
 
+#include "gui/length_distribution_edit.h"
 #include "gui/scenario_document.h"
 
 namespace servesim::gui {
@@ -28,6 +30,10 @@ namespace {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 const char* const kInvalidStyle = "border: 1px solid #c62828;";
+const char* const kArrivalTypeKey = "workload.arrival.type";
+const char* const kPrefixGroupsKey = "workload.shared_prefix.groups";
+// Tokens of a shared prefix the form adds with its first group (a typical system prompt).
+constexpr int kDefaultPrefixTokens = 512;
 
 QSpinBox* int_box(int min, const QString& zero_text = {}) {
   auto* box = new QSpinBox();
@@ -134,11 +140,69 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   add_field("engine.enable_prefix_caching", prefix,
             {QStringLiteral("enable_prefix_caching"), QStringLiteral("--enable-prefix-caching")});
 
+  auto* workload_box = new QGroupBox(tr("Workload"), this);
+  auto* workload = new QFormLayout(workload_box);
+  workload->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+
+  auto* arrival = new QComboBox();
+  arrival->addItems({QStringLiteral("poisson"), QStringLiteral("gamma"), QStringLiteral("constant"),
+                     QStringLiteral("onoff"), QStringLiteral("closed"), QStringLiteral("stepped")});
+  arrival->setToolTip(
+      tr("workload.arrival.type: open loop (poisson, gamma, constant, onoff) "
+         "or clients (closed, stepped)"));
+  workload->addRow(tr("&Arrival"), arrival);
+  add_field(kArrivalTypeKey, arrival,
+            {QStringLiteral("arrival.type"), QStringLiteral("arrival: type"),
+             QStringLiteral("arrival: unknown key")});
+
   QDoubleSpinBox* rate = double_box(0.0, 1e6, 0.5, 3);
   rate->setSuffix(tr(" req/s"));
   rate->setToolTip(tr("workload.arrival.rate_qps (inline open-loop workloads)"));
-  form->addRow(tr("Arrival &rate"), rate);
+  workload->addRow(tr("Arrival &rate"), rate);
   add_field("workload.arrival.rate_qps", rate, {QStringLiteral("rate_qps")});
+
+  QDoubleSpinBox* cv = double_box(0.0, 100.0, 0.1, 2);
+  cv->setToolTip(
+      tr("workload.arrival.cv: gamma gaps' coefficient of variation "
+         "(> 1 burstier than Poisson)"));
+  workload->addRow(tr("Gamma &CV"), cv);
+  add_field("workload.arrival.cv", cv,
+            {QStringLiteral("arrival.cv"), QStringLiteral("arrival: cv")});
+
+  QSpinBox* clients = int_box(0);
+  clients->setToolTip(tr("workload.arrival.clients (closed loop)"));
+  workload->addRow(tr("Cl&ients"), clients);
+  add_field("workload.arrival.clients", clients,
+            {QStringLiteral("arrival.clients"), QStringLiteral("arrival: clients")});
+
+  const std::pair<const char*, QString> lengths[] = {
+      {"workload.prompt_tokens", tr("Prompt lengt&h")},
+      {"workload.output_tokens", tr("Output le&ngth")}};
+  for (const auto& [key, label] : lengths) {
+    auto* length = new LengthDistributionEdit();
+    length->setToolTip(QString::fromLatin1(key));
+    workload->addRow(label, length);
+    const QString leaf = QString::fromLatin1(key).section(QLatin1Char('.'), 1);
+    add_field(key, length, {leaf + QLatin1Char('.'), leaf + QLatin1Char(':')});
+  }
+
+  QSpinBox* requests = int_box(0, tr("no cap"));
+  requests->setToolTip(tr("workload.num_requests (0: no cap; then duration_s ends the run)"));
+  workload->addRow(tr("Re&quests"), requests);
+  add_field("workload.num_requests", requests, {QStringLiteral("num_requests")});
+
+  QSpinBox* groups = int_box(0, tr("none"));
+  groups->setToolTip(tr("workload.shared_prefix.groups: system prompts shared by requests"));
+  workload->addRow(tr("Shared prefi&xes"), groups);
+  add_field(kPrefixGroupsKey, groups,
+            {QStringLiteral("shared_prefix.groups"), QStringLiteral("shared_prefix: groups")});
+
+  QSpinBox* prefix_tokens = int_box(0);
+  prefix_tokens->setSuffix(tr(" tok"));
+  prefix_tokens->setToolTip(tr("workload.shared_prefix.tokens: length of each shared prefix"));
+  workload->addRow(tr("Prefix to&kens"), prefix_tokens);
+  add_field("workload.shared_prefix.tokens", prefix_tokens,
+            {QStringLiteral("shared_prefix.tokens"), QStringLiteral("shared_prefix: tokens")});
 
   // SLOs in seconds, as the scenario keys them; "none" removes the key.
   const std::pair<const char*, QString> slos[] = {{"slo.ttft_s", tr("SLO TT&FT")},
@@ -165,15 +229,27 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   connect(text_, &QPlainTextEdit::textChanged, this,
           [this] { document_->set_text(text_->toPlainText()); });
 
+  auto* forms = new QWidget(this);
+  auto* forms_layout = new QVBoxLayout(forms);
+  forms_layout->setContentsMargins(0, 0, 0, 0);
+  forms_layout->addWidget(form_box);
+  forms_layout->addWidget(workload_box);
+  // The form scrolls, so a short window still leaves room for the JSON text; the error stays
+  // in view below it.
+  auto* form_scroll = new QScrollArea(this);
+  form_scroll->setWidget(forms);
+  form_scroll->setWidgetResizable(true);
+  form_scroll->setFrameShape(QFrame::NoFrame);
   auto* upper = new QWidget(this);
   auto* upper_layout = new QVBoxLayout(upper);
   upper_layout->setContentsMargins(0, 0, 0, 0);
-  upper_layout->addWidget(form_box);
+  upper_layout->addWidget(form_scroll, 1);
   upper_layout->addWidget(error_);
   auto* splitter = new QSplitter(Qt::Vertical, this);
   splitter->addWidget(upper);
   splitter->addWidget(text_);
-  splitter->setStretchFactor(1, 1);
+  splitter->setStretchFactor(0, 3);
+  splitter->setStretchFactor(1, 2);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(splitter);
@@ -186,7 +262,9 @@ void ScenarioEditor::add_field(const std::string& key, QWidget* widget, QStringL
   widget->setObjectName(QString::fromStdString(key));
   fields_.push_back({key, widget, std::move(needles), widget->toolTip()});
   const Field field = fields_.back();
-  if (auto* combo = qobject_cast<QComboBox*>(widget)) {
+  if (auto* length = qobject_cast<LengthDistributionEdit*>(widget)) {
+    connect(length, &LengthDistributionEdit::edited, this, [this, field] { write_field(field); });
+  } else if (auto* combo = qobject_cast<QComboBox*>(widget)) {
     connect(combo, &QComboBox::currentTextChanged, this, [this, field] { write_field(field); });
   } else if (auto* spin = qobject_cast<QSpinBox*>(widget)) {
     connect(spin, &QSpinBox::valueChanged, this, [this, field] { write_field(field); });
@@ -223,8 +301,18 @@ QString ScenarioEditor::error_text() const {
 }
 
 void ScenarioEditor::write_field(const Field& field) {
+  if (field.key == kArrivalTypeKey) {
+    write_arrival_type(qobject_cast<QComboBox*>(field.widget)->currentText());
+    return;
+  }
+  if (field.key == kPrefixGroupsKey) {
+    write_prefix_groups(qobject_cast<QSpinBox*>(field.widget)->value());
+    return;
+  }
   std::optional<nlohmann::json> value;
-  if (auto* combo = qobject_cast<QComboBox*>(field.widget)) {
+  if (auto* length = qobject_cast<LengthDistributionEdit*>(field.widget)) {
+    value = length->value(document_->value(field.key));
+  } else if (auto* combo = qobject_cast<QComboBox*>(field.widget)) {
     value = combo->currentText().toStdString();
   } else if (auto* spin = qobject_cast<QSpinBox*>(field.widget)) {
     // 0 on a box with a special text means "the default": the key is removed.
@@ -237,6 +325,62 @@ void ScenarioEditor::write_field(const Field& field) {
     value = check->isChecked();
   }
   document_->set_value(field.key, value);
+}
+
+void ScenarioEditor::write_arrival_type(const QString& type) {
+  const std::optional<nlohmann::json> old = document_->value("workload.arrival");
+  auto old_number = [&old](const char* key, const nlohmann::json& fallback) {
+    return old && old->contains(key) && (*old)[key].is_number() ? (*old)[key] : fallback;
+  };
+  // Each process gets the keys it requires (docs/workloads.md), carrying over the rate or the
+  // think time where both processes have one, so a switch back and forth loses little.
+  nlohmann::json arrival = {{"type", type.toStdString()}};
+  if (type == QLatin1String("closed") || type == QLatin1String("stepped")) {
+    if (type == QLatin1String("closed")) {
+      arrival["clients"] = old_number("clients", 16);
+    } else {
+      arrival["steps"] = {1, 2, 4, 8, 16};
+      arrival["step_duration_s"] = 60;
+    }
+    if (old && old->contains("think_time_s")) arrival["think_time_s"] = (*old)["think_time_s"];
+  } else {
+    arrival["rate_qps"] = old_number("rate_qps", 1);
+    if (type == QLatin1String("gamma")) arrival["cv"] = old_number("cv", 2);
+    if (type == QLatin1String("onoff")) {
+      arrival["on_s"] = old_number("on_s", 10);
+      arrival["off_s"] = old_number("off_s", 50);
+    }
+  }
+  document_->set_value("workload.arrival", arrival);
+}
+
+void ScenarioEditor::write_prefix_groups(int groups) {
+  if (groups == 0) {
+    document_->set_value("workload.shared_prefix", std::nullopt);
+    return;
+  }
+  nlohmann::json prefix = document_->value("workload.shared_prefix").value_or(nlohmann::json());
+  if (!prefix.is_object()) prefix = {{"tokens", kDefaultPrefixTokens}};
+  prefix["groups"] = groups;
+  document_->set_value("workload.shared_prefix", prefix);
+}
+
+bool ScenarioEditor::field_applies(const Field& field) const {
+  if (!document_->is_json_object()) return false;
+  if (field.key.rfind("workload.", 0) != 0) return true;
+  // A workload in its own file (a path) is edited there.
+  const std::optional<nlohmann::json> workload = document_->value("workload");
+  if (!workload || !workload->is_object()) return false;
+  if (field.key == kArrivalTypeKey) return document_->value("workload.arrival").has_value();
+  // A process's parameters apply when it has them.
+  if (field.key == "workload.arrival.rate_qps" || field.key == "workload.arrival.cv" ||
+      field.key == "workload.arrival.clients") {
+    return document_->value(field.key).has_value();
+  }
+  if (field.key == "workload.shared_prefix.tokens") {
+    return document_->value("workload.shared_prefix").has_value();
+  }
+  return true;
 }
 
 void ScenarioEditor::browse_file(const std::string& key, const QString& title) {
@@ -252,17 +396,16 @@ void ScenarioEditor::refresh() {
   for (const Field& f : fields_) {
     const QSignalBlocker block(f.widget);
     const std::optional<nlohmann::json> v = document_->value(f.key);
-    f.widget->setEnabled(editable);
-    if (auto* combo = qobject_cast<QComboBox*>(f.widget)) {
+    f.widget->setEnabled(editable && field_applies(f));
+    if (auto* length = qobject_cast<LengthDistributionEdit*>(f.widget)) {
+      length->set_value(v);
+    } else if (auto* combo = qobject_cast<QComboBox*>(f.widget)) {
       const QString text = v && v->is_string() ? QString::fromStdString(v->get<std::string>()) : "";
-      if (combo->currentText() != text) combo->setEditText(text);
+      if (combo->isEditable() && combo->currentText() != text) combo->setEditText(text);
+      if (!combo->isEditable()) combo->setCurrentIndex(combo->findText(text));
     } else if (auto* spin = qobject_cast<QSpinBox*>(f.widget)) {
       spin->setValue(v && v->is_number_integer() ? v->get<int>() : spin->minimum());
     } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(f.widget)) {
-      if (f.key == "workload.arrival.rate_qps") {
-        // Only inline open-loop workloads have a rate to turn.
-        f.widget->setEnabled(editable && v && v->is_number());
-      }
       const double fallback = f.key == "engine.gpu_memory_utilization" ? 0.9 : 0.0;
       dspin->setValue(v && v->is_number() ? v->get<double>() : fallback);
     } else if (auto* check = qobject_cast<QCheckBox*>(f.widget)) {
@@ -271,7 +414,12 @@ void ScenarioEditor::refresh() {
     bool invalid = false;
     for (const QString& needle : f.needles) invalid = invalid || error.contains(needle);
     f.widget->setProperty("invalid", invalid);
-    f.widget->setStyleSheet(invalid ? QString::fromLatin1(kInvalidStyle) : QString());
+    QString style = invalid ? QString::fromLatin1(kInvalidStyle) : QString();
+    // A composite field frames its inputs, not its labels.
+    if (invalid && qobject_cast<LengthDistributionEdit*>(f.widget)) {
+      style = QStringLiteral("QComboBox, QDoubleSpinBox { %1 }").arg(style);
+    }
+    f.widget->setStyleSheet(style);
     f.widget->setToolTip(invalid ? error : f.tip);
   }
 

@@ -1,9 +1,13 @@
 // ScenarioEditor: the editing surface of a ScenarioDocument — form fields for the knobs
 // people turn most (model, GPU, TP/PP/DP, max_num_seqs, max_num_batched_tokens,
-// max_model_len, gpu_memory_utilization, prefix caching, arrival rate, SLOs) above the full JSON
-// text. Both edit the same document: a field writes its key into the JSON, typing in the
-// JSON refreshes the fields. The validation error is shown under the form; the field it
-// names gets a red frame and the error as its tooltip, and a JSON syntax error marks its line.
+// max_model_len, gpu_memory_utilization, prefix caching, SLOs) and for an inline workload
+// (arrival process and its rate, gamma CV or clients, prompt and output length
+// distributions, request count, shared prefixes) above the full JSON text. Both edit the same
+// document: a field writes its key into the JSON, typing in the JSON refreshes the fields.
+// Workload fields are disabled for a workload kept in its own file, and the parameters of an
+// arrival process other than the one chosen are disabled. The validation error is shown under
+// the form; the field it names gets a red frame and the error as its tooltip, and a JSON
+// syntax error marks its line.
 //
 // Thread-safety: GUI thread only. Borrows the document (which must outlive the editor).
 #pragma once
@@ -29,7 +33,8 @@ class ScenarioEditor : public QWidget {
 
   // The scenario keys of the form fields, in form order (e.g. "engine.max_num_seqs").
   QStringList field_keys() const;
-  // The widget editing `key` (a QComboBox, QSpinBox, QDoubleSpinBox or QCheckBox).
+  // The widget editing `key` (a QComboBox, QSpinBox, QDoubleSpinBox, QCheckBox or
+  // LengthDistributionEdit).
   QWidget* field(const QString& key) const;
   // Keys of the fields currently flagged invalid.
   QStringList invalid_fields() const;
@@ -47,6 +52,12 @@ class ScenarioEditor : public QWidget {
   void add_field(const std::string& key, QWidget* widget, QStringList needles);
   void refresh();
   void write_field(const Field& field);
+  // Switching the arrival process rewrites the arrival object: each type has its own keys.
+  void write_arrival_type(const QString& type);
+  // Shared prefixes are one object: 0 groups removes it, the first group adds its tokens.
+  void write_prefix_groups(int groups);
+  // Whether a field can be edited in the document as it stands.
+  bool field_applies(const Field& field) const;
   void browse_file(const std::string& key, const QString& title);
 
   ScenarioDocument* document_;

@@ -24,7 +24,7 @@ void SimulationRunner::wait_for_all() {
   for (Job& job : jobs_) job.future.waitForFinished();
 }
 
-uint64_t SimulationRunner::start(SimulationConfig config) {
+uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
   for (Job& job : jobs_) job.stop->store(true);
   const uint64_t id = next_job_++;
   current_job_ = id;
@@ -34,7 +34,8 @@ uint64_t SimulationRunner::start(SimulationConfig config) {
   auto stop = std::make_shared<std::atomic<bool>>(false);
   // The worker reaches this object only through queued calls, which Qt discards if the
   // runner is gone; the destructor waits for the worker anyway.
-  QFuture<void> future = QtConcurrent::run([this, id, stop, config = std::move(config)]() {
+  QFuture<void> future = QtConcurrent::run([this, id, stop, config = std::move(config),
+                                            name = std::move(name)]() {
     QElapsedTimer wall;
     wall.start();
     auto post_progress = [this, id](double fraction, double sim_time_s) {
@@ -49,6 +50,7 @@ uint64_t SimulationRunner::start(SimulationConfig config) {
       RunRecorder recorder(stop, simulation.config().metrics, post_progress);
       auto result = std::make_shared<RunSnapshot>();
       result->job = id;
+      result->name = name;
       result->result = simulation.run(recorder);
       result->slo = simulation.config().metrics.slo;
       result->plan = simulation.memory_plan();

@@ -30,8 +30,8 @@ class SimulationRunner : public QObject {
   ~SimulationRunner() override;
 
   // Starts `config` in the background and returns its job id (1, 2, ...). A job still
-  // running is superseded: asked to stop, its results dropped.
-  uint64_t start(SimulationConfig config);
+  // running is superseded: asked to stop, its results dropped. `name` labels the snapshot.
+  uint64_t start(SimulationConfig config, std::string name = {});
   // Asks the current job to stop; cancelled(job) follows once it has.
   void cancel();
   bool busy() const { return busy_; }

@@ -233,6 +233,7 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
       min_blocks = blocks;
       min_kv_bytes = available;
     }
+    plan.stages.push_back({layers, weights, available});
     if (weights > plan.weights_bytes) plan.weights_bytes = weights;
     plan.layers_per_gpu = std::max(plan.layers_per_gpu, layers);
   }

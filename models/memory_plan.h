@@ -28,6 +28,14 @@
 namespace servesim {
 
 struct MemoryPlan {
+  // One pipeline stage's GPUs (rank 0 of the stage; its TP peers hold the same). The
+  // activation, non-torch and CUDA-graph figures are the same on every stage.
+  struct Stage {
+    int layers = 0;
+    int64_t weights_bytes = 0;
+    int64_t kv_cache_bytes = 0;  // available for KV blocks on this stage; may be <= 0
+  };
+
   std::string model_name;
   std::string gpu_name;
   ParallelConfig parallel;
@@ -49,6 +57,7 @@ struct MemoryPlan {
   int64_t weights_total_bytes = 0;  // whole model, all GPUs
   int64_t params_total = 0;
   int64_t params_active = 0;
+  std::vector<Stage> stages;  // pp entries, first stage first; the figures above are the busiest
 
   // Throws ConfigError when the flags are invalid, the model does not fit, or
   // max_model_len exceeds what the KV cache holds.

@@ -1,5 +1,6 @@
 #include "sim/sweep.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "sim/csv_line.h"
+#include "sim/observer.h"
 #include "sim/parallel_for.h"
 #include "sim/scenario.h"
 
@@ -75,6 +77,17 @@ const Column kColumns[] = {
      [](const SweepPoint& p) { return p.result.summary.cost_per_million_tokens; }, "%.4f"},
     {"preemptions",
      [](const SweepPoint& p) { return static_cast<double>(p.result.summary.preemptions); }, "%.0f"},
+};
+
+// Forwards the sweep's stop request to a point's running simulation.
+class StopObserver final : public Observer {
+ public:
+  explicit StopObserver(const std::function<bool()>& stop_requested)
+      : stop_requested_(stop_requested) {}
+  bool should_stop() override { return stop_requested_(); }
+
+ private:
+  const std::function<bool()>& stop_requested_;
 };
 
 std::string cell(const Column& c, const SweepPoint& p) {
@@ -157,38 +170,58 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>&
 
 SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
                       const Catalog& catalog) {
-  nlohmann::json base = load_json_file(scenario_path);
-  apply_overrides(base, options.overrides);
   const std::string base_dir = std::filesystem::path(scenario_path).parent_path().string();
+  // Without a should_stop the in-memory form always returns a report.
+  return *run_sweep(load_json_file(scenario_path), base_dir, scenario_path, options, catalog,
+                    SweepControl{});
+}
+
+std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::string& base_dir,
+                                     const std::string& origin, const SweepOptions& options,
+                                     const Catalog& catalog, const SweepControl& control) {
+  nlohmann::json base = scenario;
+  apply_overrides(base, options.overrides);
   const std::vector<std::vector<std::string>> points = sweep_points(options.axes);
 
   SweepReport report;
   report.axes = options.axes;
-  report.scenario = parse_scenario(base, base_dir, scenario_path, catalog).name;
+  report.scenario = parse_scenario(base, base_dir, origin, catalog).name;
   report.points.resize(points.size());
   std::vector<std::string> parse_errors(points.size());
+  // Latched: once a stop is asked for, every later point is skipped and the report is void.
+  std::atomic<bool> stopped{false};
+  const std::function<bool()> stop_requested = [&] {
+    if (stopped) return true;
+    if (!control.should_stop || !control.should_stop()) return false;
+    stopped = true;
+    return true;
+  };
+  std::atomic<size_t> done{0};
   parallel_for(points.size(), options.threads, [&](size_t i) {
+    if (stop_requested()) return;
     SweepPoint& point = report.points[i];
     for (const std::string& o : points[i]) point.values.push_back(o.substr(o.find('=') + 1));
     nlohmann::json j = base;
-    Scenario scenario;
+    Scenario parsed;
     try {
       apply_overrides(j, points[i]);
-      scenario = parse_scenario(j, base_dir, scenario_path, catalog);
+      parsed = parse_scenario(j, base_dir, origin, catalog);
     } catch (const ConfigError& e) {
       parse_errors[i] = e.what();
       return;
     }
-    scenario.config.sample_interval_s = 0;  // no time series: a sweep reports aggregates
-    point.num_gpus = scenario.config.parallel.total_gpus();
+    parsed.config.sample_interval_s = 0;  // no time series: a sweep reports aggregates
+    point.num_gpus = parsed.config.parallel.total_gpus();
     try {
-      Simulation simulation(scenario.config);
-      NullObserver observer;
+      Simulation simulation(parsed.config);
+      StopObserver observer(stop_requested);
       point.result = simulation.run(observer);
     } catch (const ConfigError& e) {
       point.error = e.what();
     }
+    if (control.on_point) control.on_point(++done, points.size());
   });
+  if (stopped) return std::nullopt;
   for (size_t i = 0; i < points.size(); ++i) {
     if (!parse_errors[i].empty()) {
       std::string where;

@@ -9,11 +9,15 @@
 // whatever the thread count. A point whose deployment cannot run (does not fit in memory,
 // TP does not divide the heads) is reported with its one-line reason; a point whose
 // overrides do not parse (misspelt key, bad value) aborts the sweep with a ConfigError.
+// A front end that shows progress and can stop a sweep (the GUI) runs the in-memory form with
+// a SweepControl; the CLI's file form is that with no control.
 // Thread-safety: run_sweep is re-entrant; SweepReport is a plain value.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,5 +68,24 @@ struct SweepReport {
 // axis or override.
 SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
                       const Catalog& catalog);
+
+// Progress and stopping for the in-memory run_sweep. Both callbacks run on the sweep's worker
+// threads, several at once, so they must be thread-safe; should_stop is polled every few
+// thousand events of each running point, so it must be cheap (an atomic load). Either may be
+// empty.
+struct SweepControl {
+  // After each point (run or failed): points done so far, and the grid's size.
+  std::function<void(size_t done, size_t total)> on_point;
+  // True stops the sweep: points not yet started are skipped, running ones stop early.
+  std::function<bool()> should_stop;
+};
+
+// The same sweep over a scenario already in memory (as read from its file, before
+// `options.overrides`): `base_dir` resolves its relative paths and `origin` names it in error
+// messages, as parse_scenario takes them. Returns nullopt when control.should_stop() stopped
+// it (no partial report). Throws ConfigError like the file form.
+std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::string& base_dir,
+                                     const std::string& origin, const SweepOptions& options,
+                                     const Catalog& catalog, const SweepControl& control);
 
 }  // namespace servesim

@@ -12,9 +12,12 @@
 int main(int argc, char** argv) {
   QStandardPaths::setTestModeEnabled(true);  // QSettings of the tests stay out of ~/.config
   QApplication app(argc, argv);
-  QApplication::setOrganizationName(QStringLiteral("servesim-tests"));
-  QApplication::setApplicationName(QStringLiteral("gui_tests"));
   const char* only = argc > 1 && argv[1][0] != '-' ? argv[1] : nullptr;
+  QApplication::setOrganizationName(QStringLiteral("servesim-tests"));
+  // One settings file per test class: ctest runs the classes in parallel, and one class's
+  // remembered sweep or recent files must not show up in another's window.
+  QApplication::setApplicationName(only ? QStringLiteral("gui_tests-%1").arg(only)
+                                        : QStringLiteral("gui_tests"));
   std::vector<char*> qtest_args = {argv[0]};
   for (int i = only ? 2 : 1; i < argc; ++i) qtest_args.push_back(argv[i]);
 

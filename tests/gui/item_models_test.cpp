@@ -3,17 +3,22 @@
 #include <QAbstractItemModelTester>
 #include <QTest>
 #include <atomic>
+#include <cmath>
 #include <memory>
 
+#include "gui/compare_model.h"
 #include "gui/csv_export.h"
 #include "gui/latency_cdf_model.h"
 #include "gui/memory_plan_model.h"
 #include "gui/run_recorder.h"
 #include "gui/summary_model.h"
 #include "gui/timeline_model.h"
+#include "gui/tradeoff_model.h"
 #include "gui_test_registry.h"
 #include "models/catalog.h"
+#include "models/json_file.h"
 #include "sim/scenario.h"
+#include "sim/sweep.h"
 
 namespace servesim::gui {
 namespace {
@@ -92,6 +97,103 @@ class ItemModelsTest : public QObject {
     QCOMPARE(sum, run_->plan.total_bytes);  // the components add up to the GPU
     model.set_plan(std::nullopt);
     QCOMPARE(model.rowCount(), 0);
+  }
+
+  void memory_plan_model_per_pipeline_stage() {
+    const Scenario s =
+        load_scenario(test::scenario_path("quickstart.json").toStdString(),
+                      {"model=Llama-2-13B", "parallel.pipeline_parallel_size=2"}, Catalog());
+    const SimulationConfig& c = s.config;
+    MemoryPlanModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.set_plan(MemoryPlan::compute_unchecked(c.model, c.gpu, c.parallel, c.engine));
+    QCOMPARE(model.stage_count(), 2);
+    QCOMPARE(model.columnCount(), int(MemoryPlanModel::kColumnCount) + 2);
+    QVERIFY(model.headerData(MemoryPlanModel::kColumnCount, Qt::Horizontal)
+                .toString()
+                .startsWith("Stage 0 GiB"));
+    // The GiB column shows the busiest stage; each stage's components fill its GPU.
+    const MemoryPlan& plan = *model.plan();
+    QCOMPARE(std::max(model.stage_bytes(MemoryPlanModel::kWeights, 0),
+                      model.stage_bytes(MemoryPlanModel::kWeights, 1)),
+             plan.weights_bytes);
+    // The KV cache is that of the stage with the fewest blocks (bytes over its layers).
+    QVERIFY(model.stage_bytes(MemoryPlanModel::kKvCache, 0) == plan.kv_cache_bytes ||
+            model.stage_bytes(MemoryPlanModel::kKvCache, 1) == plan.kv_cache_bytes);
+    for (int stage = 0; stage < 2; ++stage) {
+      int64_t sum = 0;
+      for (int r = 0; r < MemoryPlanModel::kRowCount; ++r) {
+        sum += model.stage_bytes(static_cast<MemoryPlanModel::Row>(r), stage);
+      }
+      QCOMPARE(sum, plan.total_bytes);
+    }
+    model.set_plan(run_->plan);  // pp = 1: no stage columns
+    QCOMPARE(model.stage_count(), 0);
+    QCOMPARE(model.columnCount(), int(MemoryPlanModel::kColumnCount));
+  }
+
+  void tradeoff_model() {
+    TradeoffModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QCOMPARE(model.rowCount(), 0);
+    SweepOptions o;
+    o.axes = {parse_sweep_axis("engine.max_num_seqs=4,64")};
+    o.overrides = {"workload.num_requests=120", "workload.arrival.rate_qps=8"};
+    const std::string path = test::scenario_path("quickstart.json").toStdString();
+    model.set_report(run_sweep(path, o, Catalog()));
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.headerData(TradeoffModel::kValue, Qt::Horizontal).toString(),
+             QString("engine.max_num_seqs"));
+    QVERIFY(model.numeric_values());
+    QCOMPARE(model.x(0), 4.0);
+    // Fewer sequences per batch: each user decodes faster, each GPU delivers less.
+    QVERIFY(model.value(0, TradeoffModel::kPerUser) > model.value(1, TradeoffModel::kPerUser));
+    QVERIFY(model.value(0, TradeoffModel::kPerGpu) < model.value(1, TradeoffModel::kPerGpu));
+    QCOMPARE(model.value(1, TradeoffModel::kTtftP99),
+             model.report().points[1].result.summary.ttft.p99_s * 1e3);
+
+    // Names (not numbers) and a point that cannot run.
+    o.axes = {parse_sweep_axis("gpu=A100-80GB,T4")};
+    o.overrides = {"workload.num_requests=40", "model=Llama-2-13B"};
+    model.set_report(run_sweep(path, o, Catalog()));
+    QVERIFY(!model.numeric_values());
+    QCOMPARE(model.x(1), 1.0);
+    QVERIFY(std::isnan(model.value(1, TradeoffModel::kThroughput)));
+    QVERIFY(!model.data(model.index(1, TradeoffModel::kError)).toString().isEmpty());
+    QVERIFY(model.data(model.index(1, TradeoffModel::kThroughput)).toString().isEmpty());
+  }
+
+  void compare_model() {
+    CompareModel model;
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    RunSnapshot snapshot;
+    snapshot.result = run_->result;
+    snapshot.plan = run_->plan;
+    snapshot.cdf = run_->cdf;
+    model.add(CompareModel::entry_of(snapshot, "a"));
+    model.add(CompareModel::entry_of(snapshot, "a"));
+    model.add(CompareModel::entry_of(snapshot, "b"));
+    QCOMPARE(model.rowCount(), 3);
+    QCOMPARE(model.entries()[1].name, QString("a (2)"));
+    QCOMPARE(model.value(0, CompareModel::kTtftP99), run_->result.summary.ttft.p99_s * 1e3);
+    QCOMPARE(model.value(0, CompareModel::kGpus), 1.0);
+    // The quickstart names no price: the cost cell says so instead of showing "nan".
+    QVERIFY(std::isnan(model.value(0, CompareModel::kCost)) ||
+            model.value(0, CompareModel::kCost) > 0);
+    QVERIFY(!model.data(model.index(0, CompareModel::kCost)).toString().contains("nan"));
+    // Renaming through the table keeps names unique and refuses an empty one.
+    QVERIFY(model.setData(model.index(2, CompareModel::kScenario), " a "));
+    QCOMPARE(model.entries()[2].name, QString("a (3)"));
+    QVERIFY(!model.setData(model.index(2, CompareModel::kScenario), "  "));
+    QVERIFY(!model.setData(model.index(2, CompareModel::kGpus), "4"));
+    QVERIFY(model.setData(model.index(2, CompareModel::kScenario), "b"));
+    model.remove(1);
+    model.remove(7);  // ignored
+    QCOMPARE(model.rowCount(), 2);
+    QCOMPARE(model.entries()[1].name, QString("b"));
+    const QStringList lines = to_csv(model).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 3);
+    QVERIFY(lines[0].startsWith("Scenario,GPUs,TTFT p50 (ms),TTFT p99 (ms)"));
   }
 
   void timeline_model() {

@@ -188,6 +188,19 @@ class MainWindowTest : public QObject {
     QCOMPARE(qobject_cast<QDoubleSpinBox*>(w.editor()->field("slo.ttft_s"))->value(), 0.5);
   }
 
+  void the_memory_view_shows_each_pipeline_stage() {
+    MainWindow w;
+    open_small_quickstart(w);
+    QCOMPARE(w.memory_model()->stage_count(), 0);
+    auto* pp = qobject_cast<QSpinBox*>(w.editor()->field("parallel.pipeline_parallel_size"));
+    pp->setValue(2);
+    QCOMPARE(w.memory_model()->stage_count(), 2);
+    QCOMPARE(w.memory_model()->columnCount(), int(MemoryPlanModel::kColumnCount) + 2);
+    QCOMPARE(w.memory_model()->plan()->stages.size(), size_t{2});
+    pp->setValue(1);
+    QCOMPARE(w.memory_model()->stage_count(), 0);
+  }
+
   void broken_file_opens_with_its_errors_and_text() {
     QTemporaryDir dir;
     const QString path = dir.filePath("typo.json");

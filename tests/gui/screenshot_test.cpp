@@ -1,16 +1,21 @@
-// Renders every view of a real result (and the editor flagging a bad value) to PNG and checks
-// that each is not blank. The PNGs go to $SERVESIM_SCREENSHOT_DIR (ctest: the build tree);
-// docs/images/ holds copies made this way.
+// Renders every view of a real result — with a sweep on the Trade-offs tab and a second
+// scenario on the Compare tab — the Memory view of a pipeline-parallel deployment, and the
+// editor flagging a bad value, to PNG, and checks that each is not blank. The PNGs go to
+// $SERVESIM_SCREENSHOT_DIR (ctest: the build tree); docs/images/ holds copies made this way.
 #include <QDir>
+#include <QFile>
 #include <QImage>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include "gui/main_window.h"
 #include "gui/scenario_document.h"
 #include "gui/simulation_runner.h"
+#include "gui/sweep_runner.h"
+#include "gui/tradeoff_view.h"
 #include "gui_test_registry.h"
 
 namespace servesim::gui {
@@ -63,7 +68,29 @@ class ScreenshotTest : public QObject {
     QVERIFY(w.run());
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
 
-    const char* names[] = {"summary", "memory", "timeline", "latency"};
+    // Compare: this run beside the same deployment at half the load, run from a file.
+    QVERIFY(w.add_to_comparison());
+    QTemporaryDir dir;
+    nlohmann::json half = *w.document()->json();
+    half["name"] = "quickstart at 8 req/s";
+    half["workload"]["arrival"]["rate_qps"] = 8;
+    const QString half_path = dir.filePath("half.json");
+    QFile half_file(half_path);
+    QVERIFY(half_file.open(QIODevice::WriteOnly));
+    half_file.write(QByteArray::fromStdString(half.dump(2)));
+    half_file.close();
+    QSignalSpy compared(w.compare_runner(), &SimulationRunner::finished);
+    QVERIFY(w.compare_files({half_path}));
+    QTRY_COMPARE_WITH_TIMEOUT(compared.count(), 1, 30000);
+
+    // Trade-offs: max_num_seqs from starved to generous on the same load.
+    w.tradeoff_view()->set_knob("engine.max_num_seqs", "4,8,16,32,64,128");
+    QSignalSpy swept(w.sweep_runner(), &SweepRunner::finished);
+    QVERIFY(w.run_sweep());
+    QTRY_COMPARE_WITH_TIMEOUT(swept.count(), 1, 60000);
+
+    const char* names[] = {"summary", "memory", "timeline", "latency", "tradeoffs", "compare"};
+    static_assert(sizeof names / sizeof names[0] == MainWindow::kTabCount);
     for (int tab = 0; tab < MainWindow::kTabCount; ++tab) {
       w.tabs()->setCurrentIndex(tab);
       QCoreApplication::processEvents();
@@ -73,6 +100,21 @@ class ScreenshotTest : public QObject {
       QVERIFY(w.grab().save(path));
       verify_not_blank(QImage(path), path, tab != MainWindow::kSummaryTab);
     }
+  }
+
+  void memory_per_pipeline_stage() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    QVERIFY(w.open_template(test::scenario_path("quickstart.json")));
+    w.document()->set_value("model", nlohmann::json("Llama-2-13B"));
+    w.document()->set_value("parallel.pipeline_parallel_size", nlohmann::json(4));
+    QVERIFY2(w.document()->error().isEmpty(), qPrintable(w.document()->error()));
+    w.tabs()->setCurrentIndex(MainWindow::kMemoryTab);
+    QCoreApplication::processEvents();
+    const QString path = screenshot_dir() + "/gui-memory-pp.png";
+    QVERIFY(w.grab().save(path));
+    verify_not_blank(QImage(path), path, true);
   }
 
   void the_editor_flagging_a_bad_value() {

@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "sim/parallel_for.h"
 
 namespace servesim {
@@ -118,6 +119,63 @@ TEST(Sweep, AMisspeltKeyAbortsWithTheKeyNamed) {
     ADD_FAILURE();
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("max_num_seq"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SweepInMemory, MatchesTheFileFormAndReportsEveryPoint) {
+  const Catalog catalog;
+  const SweepReport from_file = run_sweep(kQuickstart, small_sweep(2), catalog);
+  std::atomic<size_t> calls{0};
+  std::atomic<size_t> last_total{0};
+  SweepControl control;
+  control.on_point = [&](size_t done, size_t total) {
+    EXPECT_GE(done, 1u);
+    EXPECT_LE(done, total);
+    ++calls;
+    last_total = total;
+  };
+  control.should_stop = [] { return false; };
+  const std::string dir = SERVESIM_SOURCE_DIR "/configs/scenarios";
+  const std::optional<SweepReport> in_memory =
+      run_sweep(load_json_file(kQuickstart), dir, kQuickstart, small_sweep(2), catalog, control);
+  ASSERT_TRUE(in_memory.has_value());
+  EXPECT_EQ(in_memory->to_csv(), from_file.to_csv());
+  EXPECT_EQ(calls.load(), 4u);
+  EXPECT_EQ(last_total.load(), 4u);
+}
+
+TEST(SweepInMemory, AStopRequestEndsTheSweepWithoutAReport) {
+  SweepOptions o = small_sweep(1);
+  o.overrides = {"workload.num_requests=1000000"};
+  std::atomic<int> polls{0};
+  SweepControl control;
+  // Stops during the first point: that run is cut short and no later point starts.
+  control.should_stop = [&] { return ++polls > 3; };
+  std::atomic<size_t> points_done{0};
+  control.on_point = [&](size_t, size_t) { ++points_done; };
+  const std::optional<SweepReport> r =
+      run_sweep(load_json_file(kQuickstart), SERVESIM_SOURCE_DIR "/configs/scenarios", kQuickstart,
+                o, Catalog(), control);
+  EXPECT_FALSE(r.has_value());
+  EXPECT_LE(points_done.load(), 1u);
+}
+
+TEST(SweepInMemory, RelativePathsResolveAgainstTheBaseDirAndErrorsNameTheOrigin) {
+  nlohmann::json scenario = load_json_file(kQuickstart);
+  scenario["model"] = "../models/Llama-2-7B.json";
+  SweepOptions o = small_sweep(1);
+  const std::optional<SweepReport> r = run_sweep(scenario, SERVESIM_SOURCE_DIR "/configs/scenarios",
+                                                 "edited.json", o, Catalog(), SweepControl{});
+  ASSERT_TRUE(r.has_value());
+  for (const SweepPoint& p : r->points) EXPECT_TRUE(p.error.empty()) << p.error;
+
+  scenario["engine"]["max_num_seq"] = 8;
+  try {
+    run_sweep(scenario, SERVESIM_SOURCE_DIR "/configs/scenarios", "edited.json", o, Catalog(),
+              SweepControl{});
+    ADD_FAILURE();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("edited.json"), std::string::npos) << e.what();
   }
 }
 

@@ -1,0 +1,246 @@
+// The Trade-offs and Compare tabs driven as a user would: a sweep from the tab's Run button,
+// its cancel and a superseded sweep, bad sweep values in place; a comparison of two
+// scenarios (the current result and opened files), removal, CSV and PNG export.
+#include <QAbstractItemModelTester>
+#include <QAction>
+#include <QFile>
+#include <QImage>
+#include <QLineEdit>
+#include <QPushButton>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "gui/compare_model.h"
+#include "gui/compare_view.h"
+#include "gui/main_window.h"
+#include "gui/scenario_document.h"
+#include "gui/simulation_runner.h"
+#include "gui/sweep_runner.h"
+#include "gui/tradeoff_model.h"
+#include "gui/tradeoff_view.h"
+#include "gui_test_registry.h"
+
+namespace servesim::gui {
+namespace {
+
+void open_small_quickstart(MainWindow& w, int num_requests = 150) {
+  QVERIFY(w.open_template(test::scenario_path("quickstart.json")));
+  w.document()->set_value("workload.num_requests", nlohmann::json(num_requests));
+  QVERIFY2(w.document()->error().isEmpty(), qPrintable(w.document()->error()));
+}
+
+QAction* action(MainWindow& w, const char* name) {
+  return w.findChild<QAction*>(QString::fromLatin1(name));
+}
+
+// A copy of the quickstart with a few keys changed, as a scenario file of its own.
+QString write_scenario(const QTemporaryDir& dir, const QString& name, double rate_qps) {
+  nlohmann::json j = nlohmann::json::parse([] {
+    QFile f(test::scenario_path("quickstart.json"));
+    f.open(QIODevice::ReadOnly);
+    return f.readAll().toStdString();
+  }());
+  j["name"] = name.toStdString();
+  j["workload"]["num_requests"] = 150;
+  j["workload"]["arrival"]["rate_qps"] = rate_qps;
+  const QString path = dir.filePath(name + ".json");
+  QFile out(path);
+  out.open(QIODevice::WriteOnly);
+  out.write(QByteArray::fromStdString(j.dump(2)));
+  return path;
+}
+
+}  // namespace
+
+class AnalysisViewsTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void a_sweep_started_from_the_tab_fills_the_trade_off_charts() {
+    MainWindow w;
+    open_small_quickstart(w);
+    QAbstractItemModelTester tester(w.tradeoff_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,64");
+    QSignalSpy finished(w.sweep_runner(), &SweepRunner::finished);
+    QSignalSpy progress(w.sweep_runner(), &SweepRunner::progress);
+    QTest::mouseClick(w.tradeoff_view()->run_button(), Qt::LeftButton);
+    QVERIFY(w.sweep_runner()->busy());
+    QVERIFY(action(w, "cancel_action")->isEnabled());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    QCOMPARE(progress.count(), 2);
+    QCOMPARE(w.tradeoff_model()->rowCount(), 2);
+    QCOMPARE(w.tradeoff_model()->key(), QString("engine.max_num_seqs"));
+    QVERIFY(w.tradeoff_model()->numeric_values());
+    QCOMPARE(w.tradeoff_model()->x(1), 64.0);
+    for (int r = 0; r < 2; ++r) {
+      QVERIFY(w.tradeoff_model()->value(r, TradeoffModel::kTtftP99) > 0);
+      QVERIFY(w.tradeoff_model()->value(r, TradeoffModel::kPerUser) > 0);
+    }
+    QVERIFY2(w.tradeoff_view()->message().contains("2 points"),
+             qPrintable(w.tradeoff_view()->message()));
+    QVERIFY(!action(w, "cancel_action")->isEnabled());
+    // Remembered for the next session, and the CLI runs the same sweep.
+    QCOMPARE(QSettings().value("sweep/values").toString(), QString("8,64"));
+    w.tabs()->setCurrentIndex(MainWindow::kTradeoffsTab);
+    QCOMPARE(w.cli_command(),
+             QString("servesim sweep SCENARIO.json --vary engine.max_num_seqs=8,64"));
+    MainWindow next_session;
+    QCOMPARE(next_session.tradeoff_view()->key(), QString("engine.max_num_seqs"));
+    QCOMPARE(next_session.tradeoff_view()->values(), QString("8,64"));
+
+    QTemporaryDir dir;
+    QVERIFY(w.export_csv(MainWindow::kTradeoffsTab, dir.filePath("sweep.csv")));
+    QFile csv(dir.filePath("sweep.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QVERIFY(csv.readLine().startsWith("engine.max_num_seqs,TTFT p99 (ms)"));
+  }
+
+  void bad_sweep_values_are_explained_and_kept() {
+    MainWindow w;
+    open_small_quickstart(w);
+    w.tradeoff_view()->set_knob("engine.max_num_seqs", "16:8:4");
+    QVERIFY(!w.run_sweep());
+    QVERIFY(!w.sweep_runner()->busy());
+    QVERIFY2(w.tradeoff_view()->message().contains("STOP must be >= START"),
+             qPrintable(w.tradeoff_view()->message()));
+    QCOMPARE(w.tradeoff_view()->values(), QString("16:8:4"));  // nothing typed is lost
+
+    // A key the scenario does not have fails in the worker, with the key named.
+    QSignalSpy failed(w.sweep_runner(), &SweepRunner::failed);
+    w.tradeoff_view()->set_knob("engine.max_num_seq", "8,16");
+    QVERIFY(w.run_sweep());
+    QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
+    QVERIFY(w.tradeoff_view()->message().contains("max_num_seq"));
+
+    w.document()->set_value("parallel.tensor_parallel_size", nlohmann::json(3));
+    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,16");
+    QVERIFY(!w.run_sweep());
+    QVERIFY(w.tradeoff_view()->message().startsWith("Cannot sweep"));
+  }
+
+  void cancel_keeps_the_previous_sweep() {
+    MainWindow w;
+    open_small_quickstart(w, 100);
+    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,16");
+    QSignalSpy finished(w.sweep_runner(), &SweepRunner::finished);
+    QVERIFY(w.run_sweep());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+
+    w.document()->set_value("workload.num_requests", nlohmann::json(5000000));
+    QSignalSpy cancelled(w.sweep_runner(), &SweepRunner::cancelled);
+    QVERIFY(w.run_sweep());
+    QTest::qWait(100);
+    action(w, "cancel_action")->trigger();  // Esc
+    QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 1, 20000);
+    QCOMPARE(w.tradeoff_model()->rowCount(), 2);
+    QCOMPARE(w.tradeoff_model()->report().points[0].result.summary.completed, uint64_t{100});
+    QVERIFY(w.tradeoff_view()->message().contains("cancelled"));
+    QVERIFY(w.tradeoff_view()->cancel_button()->isHidden());
+  }
+
+  void a_newer_sweep_supersedes_an_older_one() {
+    MainWindow w;
+    open_small_quickstart(w, 5000000);
+    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,16");
+    QSignalSpy finished(w.sweep_runner(), &SweepRunner::finished);
+    QVERIFY(w.run_sweep());
+    QTest::qWait(50);
+    w.document()->set_value("workload.num_requests", nlohmann::json(90));
+    w.tradeoff_view()->set_knob("workload.arrival.rate_qps", "1:3:2");
+    action(w, "sweep_action")->trigger();
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    w.sweep_runner()->wait_for_all();
+    QCoreApplication::processEvents();
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(w.tradeoff_model()->key(), QString("workload.arrival.rate_qps"));
+    QCOMPARE(w.tradeoff_model()->rowCount(), 2);
+    QCOMPARE(w.tradeoff_model()->report().points[1].result.summary.completed, uint64_t{90});
+    QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::kTradeoffsTab));
+  }
+
+  void two_scenarios_side_by_side() {
+    QTemporaryDir dir;
+    MainWindow w;
+    QAbstractItemModelTester tester(w.compare_model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(!w.add_to_comparison());  // nothing run yet: said so, nothing added
+    QVERIFY(w.compare_view()->message().contains("run the scenario first"));
+
+    open_small_quickstart(w);
+    QSignalSpy finished(w.runner(), &SimulationRunner::finished);
+    QVERIFY(w.run());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 20000);
+    action(w, "compare_add_action")->trigger();
+    QCOMPARE(w.compare_model()->rowCount(), 1);
+    QCOMPARE(w.compare_model()->entries()[0].name, QString("quickstart"));
+
+    // Two files, one of them broken: the good one runs and joins, the bad one is named.
+    const QString busy = write_scenario(dir, "busy", 8);
+    const QString broken = dir.filePath("broken.json");
+    QFile b(broken);
+    QVERIFY(b.open(QIODevice::WriteOnly));
+    b.write(
+        "{\"model\": \"Llama-2-7B\", \"gpu\": \"A100-80GB\", \"workload\": {}, \"enginex\": 1}");
+    b.close();
+    QSignalSpy compared(w.compare_runner(), &SimulationRunner::finished);
+    QVERIFY(w.compare_files({busy, broken}));
+    QTRY_COMPARE_WITH_TIMEOUT(compared.count(), 1, 20000);
+    QCOMPARE(w.compare_model()->rowCount(), 2);
+    QCOMPARE(w.compare_model()->entries()[1].name, QString("busy"));
+    QVERIFY2(w.compare_view()->message().contains("Added busy"),
+             qPrintable(w.compare_view()->message()));
+
+    // Twice the offered load: more throughput, and the table says so.
+    CompareModel* m = w.compare_model();
+    QVERIFY(m->value(1, CompareModel::kRequestRate) > m->value(0, CompareModel::kRequestRate));
+    QCOMPARE(m->value(0, CompareModel::kGpus), 1.0);
+    QCOMPARE(m->data(m->index(0, CompareModel::kScenario)).toString(), QString("quickstart"));
+    QVERIFY(!m->entries()[1].cdf.empty());
+
+    QVERIFY(w.export_csv(MainWindow::kCompareTab, dir.filePath("compare.csv")));
+    QFile csv(dir.filePath("compare.csv"));
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QVERIFY(csv.readLine().startsWith("Scenario,GPUs,TTFT p50 (ms)"));
+    QVERIFY(csv.readLine().startsWith("quickstart,1,"));
+    QVERIFY(w.export_png(MainWindow::kCompareTab, dir.filePath("compare.png")));
+    QVERIFY(QImage(dir.filePath("compare.png")).width() > 100);
+
+    // The same result again gets a name of its own.
+    QVERIFY(w.add_to_comparison());
+    QCOMPARE(m->entries()[2].name, QString("quickstart (2)"));
+    w.compare_view()->table()->selectRow(0);
+    QVERIFY(w.compare_view()->remove_selected());
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(m->entries()[0].name, QString("busy"));
+    // Delete in the table does the same (a shortcut needs the window shown and active).
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    w.tabs()->setCurrentIndex(MainWindow::kCompareTab);
+    w.compare_view()->table()->selectRow(1);
+    w.compare_view()->table()->setFocus();
+    QTest::keyClick(w.compare_view()->table(), Qt::Key_Delete);
+    QCOMPARE(m->rowCount(), 1);
+    QVERIFY(!w.compare_view()->remove_selected());  // nothing selected any more
+  }
+
+  void only_broken_files_leave_the_comparison_unchanged() {
+    QTemporaryDir dir;
+    MainWindow w;
+    QVERIFY(!w.compare_files({dir.filePath("missing.json")}));
+    QCOMPARE(w.compare_model()->rowCount(), 0);
+    QVERIFY(w.compare_view()->message().startsWith("Nothing to compare"));
+    QVERIFY(w.compare_view()->message().contains("missing.json"));
+    QVERIFY(!w.compare_runner()->busy());
+  }
+};
+
+SERVESIM_GUI_TEST(AnalysisViewsTest);
+
+}  // namespace servesim::gui
+
+#include "analysis_views_test.moc"
