@@ -10,6 +10,10 @@
 #include <unordered_map>
 
 #include "engine/runtime/engine.h"
+#ifdef SERVESIM_WITH_CUDA
+#include "engine/runtime/cuda_model_runner.h"
+#include "engine/runtime/cuda_weights.h"
+#endif
 #include "models/config_error.h"
 #include "sim/request_prompt.h"
 #include "sim/stepwise_metrics.h"
@@ -79,9 +83,7 @@ class EngineServer::Run {
       : server_(server),
         observer_(observer),
         source_(make_request_source(server.config_.workload)),
-        engine_(server.weights_,
-                EngineOptions{server.scheduler_config_, server.options_.num_threads,
-                              server.options_.profile}),
+        engine_(make_engine(server)),
         metrics_(metrics_options()) {
     const SimulationConfig& c = server.config_;
     if (c.workload.kind == WorkloadKind::kStepped) {
@@ -89,7 +91,28 @@ class EngineServer::Run {
                                                    c.workload.step_duration_s, c.step_warmup_s,
                                                    metrics_options());
     }
-    engine_.set_trace_stream(server.options_.trace);
+    engine_->set_trace_stream(server.options_.trace);
+  }
+
+  // The CPU engine runs the server's weights; the CUDA one draws its own on the device (an 8B
+  // model needs no 32 GB of host fp32 first), seeded like the CPU weights.
+  static std::unique_ptr<Engine> make_engine(const EngineServer& server) {
+    const EngineOptions options{server.scheduler_config_, server.options_.num_threads,
+                                server.options_.profile, server.options_.backend};
+    if (server.options_.backend == Backend::kCpu || !server.options_.checkpoint.empty()) {
+      return std::make_unique<Engine>(server.weights_, options);
+    }
+#ifdef SERVESIM_WITH_CUDA
+    return std::make_unique<Engine>(
+        std::make_unique<CudaModelRunner>(
+            CudaWeights::random(server.config_.model, server.config_.seed),
+            CudaModelRunnerOptions{server.scheduler_config_.num_gpu_blocks,
+                                   server.scheduler_config_.block_size, server.options_.profile}),
+        options);
+#else
+    throw ConfigError(
+        "this build has no CUDA backend (rebuild with -DSERVESIM_CUDA=ON on a machine with nvcc)");
+#endif
   }
 
   EngineServeResult run() {
@@ -98,7 +121,7 @@ class EngineServer::Run {
     double next_sample_s = 0;
     while (!result_.stopped) {
       admit_due(now_s());
-      if (engine_.has_unfinished()) {
+      if (engine_->has_unfinished()) {
         step();
       } else if (const std::optional<double> next = next_admissible_arrival_s()) {
         // Idle: sleep until the next arrival, in slices short enough to notice a stop.
@@ -136,7 +159,9 @@ class EngineServer::Run {
     return options;
   }
 
-  double now_s() const { return std::chrono::duration<double>(Clock::now() - epoch_).count(); }
+  double now_s() const {
+    return std::chrono::duration<double>(Clock::now() - epoch_).count();
+  }
 
   std::optional<double> next_admissible_arrival_s() {
     const uint64_t cap = server_.options_.max_requests;
@@ -174,8 +199,8 @@ class EngineServer::Run {
     request.ignore_eos = true;
     request.arrival_s = spec.arrival_s;
     in_flight_.emplace(spec.id, InFlight{spec});
-    if (!engine_.add_request(std::move(request))) {
-      for (const FinishedRequest& done : engine_.finished()) {
+    if (!engine_->add_request(std::move(request))) {
+      for (const FinishedRequest& done : engine_->finished()) {
         if (done.id == spec.id) leave(done, now);
       }
     }
@@ -183,7 +208,7 @@ class EngineServer::Run {
 
   void step() {
     const double start_s = now_s();
-    const StepTrace& trace = engine_.step();
+    const StepTrace& trace = engine_->step();
     const double end_s = now_s();
     ReplicaSummary& e = result_.engine;
     ++e.steps;
@@ -206,7 +231,7 @@ class EngineServer::Run {
       }
       f.last_token_s = end_s;
     }
-    for (const FinishedRequest& done : engine_.finished()) leave(done, end_s);
+    for (const FinishedRequest& done : engine_->finished()) leave(done, end_s);
   }
 
   void leave(const FinishedRequest& done, double now) {
@@ -250,7 +275,7 @@ class EngineServer::Run {
   }
 
   void sample() {
-    const SchedulerStats st = engine_.scheduler().stats();
+    const SchedulerStats st = engine_->scheduler().stats();
     TimeSample s;
     s.time_s = now_s();
     s.running = st.num_running;
@@ -268,7 +293,7 @@ class EngineServer::Run {
         result_.by_step.push_back(by_step_->summary(step));
       }
     }
-    const SchedulerStats st = engine_.scheduler().stats();
+    const SchedulerStats st = engine_->scheduler().stats();
     ReplicaSummary& e = result_.engine;
     e.preemptions = st.num_preemptions_total;
     e.prefix_cache_hit_rate = st.prefix_cache_hit_rate();
@@ -279,7 +304,7 @@ class EngineServer::Run {
   const EngineServer& server_;
   Observer& observer_;
   std::unique_ptr<RequestSource> source_;
-  Engine engine_;
+  std::unique_ptr<Engine> engine_;
   MetricsCollector metrics_;
   std::unique_ptr<StepwiseMetrics> by_step_;  // stepped workloads only
   std::unordered_map<uint64_t, InFlight> in_flight_;
@@ -291,7 +316,21 @@ class EngineServer::Run {
 
 EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOptions& options)
     : config_(config), options_(options) {
-  check_model_size(config_.model, options_.force);
+  const bool cpu = options_.backend == Backend::kCpu;
+  if (cpu) check_model_size(config_.model, options_.force);
+  if (!cpu) {
+#ifdef SERVESIM_WITH_CUDA
+    try {
+      require_cuda_device();
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("--backend cuda: ") + e.what());
+    }
+#else
+    throw ConfigError(
+        "--backend cuda: this build has no CUDA backend (rebuild with -DSERVESIM_CUDA=ON on a "
+        "machine with nvcc)");
+#endif
+  }
   Weights::check_supported(config_.model);
   if (options_.num_threads < 1) throw ConfigError("--threads must be >= 1");
   if (config_.batching != SchedulingPolicy::kContinuous) {
@@ -307,9 +346,11 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
   scheduler_config_ = Simulation(config_).scheduler_config();
   scheduler_config_.num_gpu_blocks = size_kv_blocks(scheduler_config_, config_.model, options_);
   scheduler_config_.validate();
-  weights_ = options_.checkpoint.empty()
-                 ? Weights::random(config_.model, config_.seed)
-                 : Weights::load_safetensors(config_.model, options_.checkpoint);
+  if (!options_.checkpoint.empty()) {
+    weights_ = Weights::load_safetensors(config_.model, options_.checkpoint);
+  } else if (cpu) {
+    weights_ = Weights::random(config_.model, config_.seed);
+  }
 }
 
 int64_t EngineServer::kv_cache_bytes() const {

@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime/engine.h"
 #include "engine/runtime/weights.h"
 #include "engine/sched/scheduler_config.h"
 #include "sim/metrics.h"
@@ -46,8 +47,9 @@ struct EngineServeOptions {
   // Default KV-cache budget (MiB of fp32 keys and values) when neither size is given.
   static constexpr int64_t kDefaultKvCacheMib = 1024;
 
-  int num_threads = 1;         // CPU threads of the engine. REQUIRES: >= 1
-  int64_t num_gpu_blocks = 0;  // KV blocks (block 0 reserved); 0: from kv_cache_mib
+  Backend backend = Backend::kCpu;  // kCuda: bf16 on the GPU (a CUDA build, a device)
+  int num_threads = 1;              // CPU threads of the engine. REQUIRES: >= 1
+  int64_t num_gpu_blocks = 0;       // KV blocks (block 0 reserved); 0: from kv_cache_mib
   // KV-cache budget in MiB; 0: enough for max_num_seqs sequences of max_model_len tokens,
   // at most kDefaultKvCacheMib. REQUIRES: not both sizes set.
   int64_t kv_cache_mib = 0;

@@ -9,35 +9,17 @@
 
 #include "calibration/build_info.h"
 #include "calibration/profile_run.h"
-#include "engine/runtime/model_runner.h"
+#include "calibration/profile_target.h"
 #include "engine/runtime/weights.h"
-#include "kernels/cpu_roofline.h"
 #include "kernels/sampler.h"
-#include "kernels/thread_pool.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "models/json_file.h"
 
 namespace servesim {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-std::string cpu_name() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      const size_t colon = line.find(':');
-      if (colon != std::string::npos) {
-        size_t start = line.find_first_not_of(' ', colon + 1);
-        return start == std::string::npos ? "unknown CPU" : line.substr(start);
-      }
-    }
-  }
-  return "unknown CPU";
-}
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -60,12 +42,7 @@ void check_options(const ProfilerOptions& o) {
   if (o.model.empty() && !o.model_spec)
     throw ConfigError("calibrate profile: --model NAME is required");
   if (o.out_dir.empty()) throw ConfigError("calibrate profile: --out DIR is required");
-  if (o.backend == "cuda") {
-    throw ConfigError(
-        "calibrate profile: --backend cuda: the CUDA profile runs through "
-        "scripts/gpu_calibrate.sh on a machine with a GPU and a CUDA build; use --backend cpu");
-  }
-  if (o.backend != "cpu") {
+  if (o.backend != "cpu" && o.backend != "cuda") {
     throw ConfigError("calibrate profile: --backend must be cpu or cuda, got \"" + o.backend +
                       "\"");
   }
@@ -180,41 +157,36 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
     }
   }
 
-  const Weights weights = Weights::random(spec, o.seed);
-  nlohmann::json env = {
-      {"run", want},
-      {"model", spec.name},
-      {"model_spec", spec.to_json()},
-      {"backend", o.backend},
-      {"device", cpu_name()},
-      {"threads", o.threads},
-      {"weight_dtype", "fp32"},
-      {"kv_dtype", "fp32"},
-      {"servesim_version", servesim_version()},
-      {"git_revision", servesim_git_revision()},
-      {"date", utc_now()},
-  };
-  if (fs::exists(env_path)) {
-    // Keep the first run's measurements and date; a resume only adds samples.
-    env = load_json_file(env_path.string());
-  } else {
-    if (o.measure_device) {
-      ThreadPool pool(o.threads);
-      env["measured"] = {
-          {"read_bandwidth_Bps", measure_read_bandwidth_Bps(pool, int64_t{256} << 20, 5)},
-          {"gemm_flops", measure_gemm_flops(pool, 512, 512, 512, 3)}};
-    }
+  int64_t max_blocks = 0;
+  for (const ProfileShape& s : grid) max_blocks = std::max(max_blocks, blocks_for(s, o.block_size));
+  const bool resuming = fs::exists(env_path);
+  ProfileTarget target =
+      make_profile_target(spec, {.backend = o.backend,
+                                 .num_blocks = max_blocks + 1,
+                                 .block_size = o.block_size,
+                                 .threads = o.threads,
+                                 .seed = o.seed,
+                                 .measure_device = o.measure_device && !resuming});
+  Runner& runner = *target.runner;
+  if (!resuming) {
+    nlohmann::json env = {
+        {"run", want},
+        {"model", spec.name},
+        {"model_spec", spec.to_json()},
+        {"backend", o.backend},
+        {"device", target.device},
+        {"threads", o.threads},
+        {"weight_dtype", std::string(dtype_name(target.weight_dtype))},
+        {"kv_dtype", std::string(dtype_name(target.kv_dtype))},
+        {"servesim_version", servesim_version()},
+        {"git_revision", servesim_git_revision()},
+        {"date", utc_now()},
+    };
+    if (!target.measured.empty()) env["measured"] = target.measured;
     std::ofstream out(env_path);
     out << env.dump(2) << '\n';
     if (!out) throw ConfigError("calibrate profile: cannot write " + env_path.string());
   }
-
-  int64_t max_blocks = 0;
-  for (const ProfileShape& s : grid) max_blocks = std::max(max_blocks, blocks_for(s, o.block_size));
-  ModelRunner runner(weights, {.num_blocks = max_blocks + 1,
-                               .block_size = o.block_size,
-                               .num_threads = o.threads,
-                               .profile = true});
   std::ofstream samples(samples_path, std::ios::app);
   if (!samples) throw ConfigError("calibrate profile: cannot write " + samples_path.string());
 

@@ -60,6 +60,7 @@ nlohmann::json ValidationReport::to_json() const {
   return {{"scenario", scenario},
           {"profile", profile},
           {"profiled_model", profiled_model},
+          {"backend", backend},
           {"served_model", served_model},
           {"transferred", transferred},
           {"kv_blocks", kv_blocks},
@@ -100,6 +101,7 @@ ValidationReport validate_profile(const Scenario& scenario, const ValidationOpti
   report.scenario = scenario.name;
   report.profile = o.profile_path;
   report.profiled_model = profile.model;
+  report.backend = profile.backend;
   report.served_model = scenario.config.model.name;
   report.transferred = profile.model != scenario.config.model.name;
   report.kv_blocks = server.scheduler_config().num_gpu_blocks;

@@ -33,6 +33,7 @@ struct ValidationReport {
   std::string scenario;  // name
   std::string profile;   // path
   std::string profiled_model;
+  std::string backend;  // the engine's and the profile's: "cpu" or "cuda"
   std::string served_model;
   bool transferred = false;  // the profile is of another model
   int64_t kv_blocks = 0;     // both sides' KV-cache blocks

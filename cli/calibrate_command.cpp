@@ -116,9 +116,9 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
     std::cout << j.dump(2) << "\n";
   } else {
     std::printf(
-        "calibrate validate: %s, %s served on the cpu engine (%d thread%s), profile %s "
+        "calibrate validate: %s, %s served on the %s engine (%d thread%s), profile %s "
         "(%s%s), %lld KV blocks both sides\n",
-        r.scenario.c_str(), r.served_model.c_str(), o.profiler.threads,
+        r.scenario.c_str(), r.served_model.c_str(), r.backend.c_str(), o.profiler.threads,
         o.profiler.threads == 1 ? "" : "s", r.profile.c_str(), r.profiled_model.c_str(),
         r.transferred ? ", transferred" : "", static_cast<long long>(r.kv_blocks));
     std::printf("%-24s %12s %12s %9s\n", "metric", "engine", "simulated", "error_%");

@@ -32,12 +32,9 @@ class RunObserver final : public Observer {
   std::unique_ptr<ResultWriter> writer_;
 };
 
-void check_backend(const std::string& backend) {
-  if (backend == "cpu") return;
-  if (backend == "cuda") {
-    throw ConfigError(
-        "--backend cuda: this servesim has no CUDA engine backend built in; use --backend cpu");
-  }
+Backend parse_backend(const std::string& backend) {
+  if (backend == "cpu") return Backend::kCpu;
+  if (backend == "cuda") return Backend::kCuda;
   throw ConfigError("--backend '" + backend + "': expected cpu or cuda");
 }
 
@@ -72,13 +69,14 @@ CLI::App* add_engine_run_command(CLI::App& engine, EngineRunOptions& o) {
 }
 
 int run_engine_run(const EngineRunOptions& o) {
-  check_backend(o.backend);
+  const Backend backend = parse_backend(o.backend);
   std::vector<std::string> overrides = o.overrides;
   if (o.seed) overrides.push_back("seed=" + std::to_string(*o.seed));
   Catalog catalog;
   const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
 
   EngineServeOptions options;
+  options.backend = backend;
   options.num_threads = o.threads;
   options.num_gpu_blocks = o.num_blocks;
   options.kv_cache_mib = o.kv_cache_mib;
