@@ -362,24 +362,6 @@ void evaluation_fields(E& e, Field&& field) {
   field(e.steps);
 }
 
-struct Packer {
-  ByteWriter& out;
-  void operator()(const std::string& s) const { out.put_string(s); }
-  template <typename T>
-  void operator()(const T& v) const {
-    out.put(v);
-  }
-};
-
-struct Unpacker {
-  ByteReader& in;
-  void operator()(std::string& s) const { s = in.get_string(); }
-  template <typename T>
-  void operator()(T& v) const {
-    v = in.get<T>();
-  }
-};
-
 std::vector<SloTarget> slos_from_scenario(const SloSpec& slo) {
   std::vector<SloTarget> out;
   if (slo.ttft_s) out.push_back({SloMetric::kTtft, 99, *slo.ttft_s});
@@ -691,10 +673,10 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare
     return context.evaluate(cfg, kind == PlanLoad::kQps ? value : std::nan(""), early_stop);
   };
   auto pack_candidate = [&](size_t i, ByteWriter& out) {
-    outcome_fields(candidates[i], Packer{out});
+    outcome_fields(candidates[i], [&](const auto& v) { out.write(v); });
   };
   auto unpack_candidate = [&](size_t i, ByteReader& in) {
-    outcome_fields(candidates[i], Unpacker{in});
+    outcome_fields(candidates[i], [&](auto& v) { in.read(v); });
   };
   // Saturation probes first: they bound what each candidate can sustain.
   auto saturate = [&](size_t k) {
@@ -721,11 +703,11 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare
       share, survivors.size(), o.threads, saturate,
       [&](size_t k, ByteWriter& out) {
         pack_candidate(survivors[k], out);
-        evaluation_fields(probes[survivors[k]], Packer{out});
+        evaluation_fields(probes[survivors[k]], [&](const auto& v) { out.write(v); });
       },
       [&](size_t k, ByteReader& in) {
         unpack_candidate(survivors[k], in);
-        evaluation_fields(probes[survivors[k]], Unpacker{in});
+        evaluation_fields(probes[survivors[k]], [&](auto& v) { in.read(v); });
       });
   // The search never goes above its upper bound, so replicas >= target / bound and the
   // cost is at least lower_bound[i]: a candidate whose bound exceeds the K-th cheapest

@@ -8,7 +8,6 @@
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "sim/csv_line.h"
-#include "sim/parallel_for.h"
 #include "sim/scenario.h"
 
 namespace servesim {
@@ -157,6 +156,12 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>&
 
 SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
                       const Catalog& catalog) {
+  SoloWorkShare alone;
+  return run_sweep(scenario_path, options, catalog, alone);
+}
+
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog, WorkShare& share) {
   nlohmann::json base = load_json_file(scenario_path);
   apply_overrides(base, options.overrides);
   const std::string base_dir = std::filesystem::path(scenario_path).parent_path().string();
@@ -167,7 +172,7 @@ SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& opti
   report.scenario = parse_scenario(base, base_dir, scenario_path, catalog).name;
   report.points.resize(points.size());
   std::vector<std::string> parse_errors(points.size());
-  parallel_for(points.size(), options.threads, [&](size_t i) {
+  auto run_point = [&](size_t i) {
     SweepPoint& point = report.points[i];
     for (const std::string& o : points[i]) point.values.push_back(o.substr(o.find('=') + 1));
     nlohmann::json j = base;
@@ -188,7 +193,28 @@ SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& opti
     } catch (const ConfigError& e) {
       point.error = e.what();
     }
-  });
+  };
+  // Everything run_point writes, for the ranks that did not run it (a field added to
+  // SweepPoint or SimulationResult must be added here).
+  auto point_fields = [&](size_t i, auto&& field) {
+    SweepPoint& p = report.points[i];
+    SimulationResult& r = p.result;
+    field(parse_errors[i]);
+    field(p.values);
+    field(p.error);
+    field(p.num_gpus);
+    field(r.summary);
+    field(r.by_step);
+    field(r.replicas);
+    field(r.fingerprint);
+    field(r.events);
+    field(r.simulated_s);
+    field(r.stopped);
+  };
+  share_for(
+      share, points.size(), options.threads, run_point,
+      [&](size_t i, ByteWriter& out) { point_fields(i, [&](const auto& v) { out.write(v); }); },
+      [&](size_t i, ByteReader& in) { point_fields(i, [&](auto& v) { in.read(v); }); });
   for (size_t i = 0; i < points.size(); ++i) {
     if (!parse_errors[i].empty()) {
       std::string where;

@@ -6,10 +6,11 @@
 //
 // Points run on a thread pool (parallel_for); each builds its own Simulation from its own
 // parsed config, and results are stored by point index, so the report is byte-identical
-// whatever the thread count. A point whose deployment cannot run (does not fit in memory,
-// TP does not divide the heads) is reported with its one-line reason; a point whose
-// overrides do not parse (misspelt key, bad value) aborts the sweep with a ConfigError.
-// Thread-safety: run_sweep is re-entrant; SweepReport is a plain value.
+// whatever the thread count — or the number of ranks of a WorkShare (mpirun) sharing them. A point
+// whose deployment cannot run (does not fit in memory, TP does not divide the heads) is reported
+// with its one-line reason; a point whose overrides do not parse (misspelt key, bad value) aborts
+// the sweep with a ConfigError. Thread-safety: run_sweep is re-entrant; SweepReport is a plain
+// value.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +20,7 @@
 
 #include "models/catalog.h"
 #include "sim/simulation.h"
+#include "sim/work_share.h"
 
 namespace servesim {
 
@@ -64,5 +66,10 @@ struct SweepReport {
 // axis or override.
 SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
                       const Catalog& catalog);
+
+// The same sweep computed by every rank of `share` together (point i runs on rank
+// i % size); every rank gets the whole report, or the same ConfigError.
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog, WorkShare& share);
 
 }  // namespace servesim

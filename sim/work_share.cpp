@@ -29,9 +29,9 @@ void share_for(WorkShare& share, size_t count, int threads, const std::function<
   });
   ByteWriter out;
   for (size_t j = 0; j < mine.size(); ++j) {
-    out.put<bool>(errors[j].has_value());
+    out.write(errors[j].has_value());
     if (errors[j]) {
-      out.put_string(*errors[j]);
+      out.write(*errors[j]);
     } else {
       pack(mine[j], out);
     }
@@ -49,7 +49,7 @@ void share_for(WorkShare& share, size_t count, int threads, const std::function<
     ByteReader in(all[r]);
     for (size_t k = r; k < count; k += size) {
       if (in.get<bool>()) {
-        note_error(k, in.get_string());
+        note_error(k, in.get<std::string>());
       } else {
         unpack(k, in);
       }

@@ -90,7 +90,7 @@ TEST(Planner, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(one.pareto_csv(), two.pareto_csv());
 }
 
-// Ranks as threads stand in for `mpirun -np N` (tests/cli/mpi_plan_test.cmake runs the real
+// Ranks as threads stand in for `mpirun -np N` (tests/cli/mpi_2_ranks_test.cmake runs the real
 // thing): more candidates than one search wave, so the cost bound that one wave's results
 // set for the next must be the same on every rank.
 TEST(Planner, ResultsDoNotDependOnTheRankCount) {

@@ -36,8 +36,8 @@ Outcome square_items(WorkShare& share, size_t count, size_t failing = SIZE_MAX) 
           o.ran_by[k] = share.rank();
         },
         [&](size_t k, ByteWriter& out) {
-          out.put(o.values[k]);
-          out.put(o.ran_by[k]);
+          out.write(o.values[k]);
+          out.write(o.ran_by[k]);
         },
         [&](size_t k, ByteReader& in) {
           o.values[k] = in.get<double>();
@@ -81,13 +81,15 @@ TEST(WorkShare, AConfigErrorReachesEveryRankAsTheLowestItemsError) {
 
 TEST(ByteStream, ReadsBackWhatWasWritten) {
   ByteWriter w;
-  w.put<int64_t>(-7);
+  w.write<int64_t>(-7);
   const std::string with_nul("a\0b", 3);
-  w.put_string(with_nul);
-  w.put(std::numeric_limits<double>::quiet_NaN());
+  w.write(with_nul);
+  w.write(std::vector<std::string>{"x", ""});
+  w.write(std::numeric_limits<double>::quiet_NaN());
   ByteReader r(w.bytes());
   EXPECT_EQ(r.get<int64_t>(), -7);
-  EXPECT_EQ(r.get_string(), with_nul);
+  EXPECT_EQ(r.get<std::string>(), with_nul);
+  EXPECT_EQ(r.get<std::vector<std::string>>(), (std::vector<std::string>{"x", ""}));
   EXPECT_TRUE(std::isnan(r.get<double>()));
   EXPECT_TRUE(r.at_end());
   EXPECT_THROW(r.get<char>(), std::runtime_error);

@@ -1,5 +1,6 @@
-# The 2-rank MPI test: `servesim plan` alone and under `mpirun -np 2` must print and write the
-# same bytes, and a bad input must still be one "error:" line (rank 0's) with exit status 2.
+# The 2-rank MPI test: `servesim plan` and `servesim sweep` alone and under `mpirun -np 2`
+# must print (and plan write) the same bytes, and a bad input must still be one "error:" line
+# (rank 0's) with exit status 2.
 # Run by ctest as: cmake -DSERVESIM=... -DMPIEXEC=... -DSOURCE_DIR=... -DWORK_DIR=... -P this.
 # --allow-run-as-root: CI runs as root; --oversubscribe: 2 ranks may exceed the cores.
 set(mpirun ${MPIEXEC} --allow-run-as-root --oversubscribe -np 2)
@@ -41,6 +42,20 @@ foreach(format table json)
   endforeach()
 endforeach()
 
+# A sweep with an unfit point (the 13B model on a T4): its reason travels like a result.
+set(sweep sweep ${SOURCE_DIR}/configs/scenarios/quickstart.json --vary engine.max_num_seqs=8,64
+    --vary gpu=A100-80GB,T4,H100 --set workload.num_requests=200 --set model=Llama-2-13B
+    --threads 1)
+foreach(format --json --csv)
+  run(one ${SERVESIM} ${sweep} ${format})
+  run(two ${mpirun} ${SERVESIM} ${sweep} ${format})
+  if(NOT one_rc EQUAL 0)
+    message(FATAL_ERROR "sweep, 1 process exited ${one_rc}: ${one_err}")
+  endif()
+  expect_same("sweep exit status (${format})" "${one_rc}" "${two_rc}")
+  expect_same("sweep stdout (${format})" "${one_out}" "${two_out}")
+endforeach()
+
 run(bad ${mpirun} ${SERVESIM} ${plan} --slo latency:p99=1)
 string(REGEX MATCHALL "error: " errors "${bad_err}")
 list(LENGTH errors error_lines)
@@ -48,4 +63,4 @@ if(NOT bad_rc EQUAL 2 OR NOT error_lines EQUAL 1 OR NOT bad_out STREQUAL "")
   message(FATAL_ERROR "a bad input under 2 ranks: exit ${bad_rc}, ${error_lines} error lines, "
                       "stdout '${bad_out}', stderr:\n${bad_err}")
 endif()
-message(STATUS "1 process and 2 ranks agree byte for byte")
+message(STATUS "plan and sweep: 1 process and 2 ranks agree byte for byte")
