@@ -68,57 +68,6 @@ nlohmann::json scenario_from_flags(const PlanCommandOptions& o, const Catalog& c
             {"num_requests", o.requests}}}};
 }
 
-}  // namespace
-
-CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
-  CLI::App* cmd = app.add_subcommand(
-      "plan", "Find the cheapest GPUs, parallelism and flags that meet SLOs at a target load");
-  cmd->add_option("scenario", o.scenario,
-                  "Scenario file: model, workload shape, engine flags (and SLOs); or give "
-                  "--model, --input-len and --output-len instead");
-  cmd->add_option("--model", o.model,
-                  "Without a scenario file: the model (catalog name or config.json)");
-  cmd->add_option("--input-len", o.input_len, "Without a scenario file: tokens per prompt");
-  cmd->add_option("--output-len", o.output_len, "Without a scenario file: tokens per answer");
-  cmd->add_option("--arrival", o.arrival,
-                  "Without a scenario file: poisson (default), constant or gamma:CV");
-  cmd->add_option("--target-qps,--qps", o.target_qps, "Load to serve, requests per second");
-  cmd->add_option("--target-concurrency", o.target_concurrency,
-                  "Load to serve, concurrent clients (closed loop)");
-  cmd->add_option("--slo", o.slos,
-                  "METRIC:PERCENTILE=SECONDS, metric ttft|tpot|itl|e2e, percentile "
-                  "p50|p90|p95|p99, e.g. --slo ttft:p99=0.5 --slo tpot:p99=50ms (repeatable; "
-                  "default: the scenario's slo block as p99)");
-  cmd->add_option("--max-error-rate", o.max_error_rate,
-                  "Largest fraction of requests rejected or timed out (default 0)");
-  cmd->add_option("--gpus", o.gpus, "Candidate GPUs (default: the whole catalog)")->delimiter(',');
-  cmd->add_option("--tp", o.tp, "Tensor-parallel sizes (default 1,2,4,8)")->delimiter(',');
-  cmd->add_option("--pp", o.pp, "Pipeline-parallel sizes (default: the scenario's)")
-      ->delimiter(',');
-  cmd->add_option("--max-num-seqs", o.max_num_seqs, "max_num_seqs values (default: the scenario's)")
-      ->delimiter(',');
-  cmd->add_option("--max-gpus", o.max_gpus, "Most GPUs the whole deployment may use");
-  cmd->add_option("--max-budget-per-hour", o.max_budget_per_hour,
-                  "Most dollars per hour the whole deployment may cost");
-  cmd->add_option("--fix", o.fixed,
-                  "Fix a scenario key for every candidate, e.g. --fix engine.max_model_len=8192");
-  cmd->add_option("--top", o.top, "Candidates verified with a full-cluster simulation (3)");
-  cmd->add_option("--rows", o.rows, "Rows of the printed table (10)");
-  cmd->add_option("--requests", o.requests, "Requests per single-replica simulation (2000)");
-  cmd->add_option("--threads", o.threads, "Worker threads (default: all cores)");
-  cmd->add_flag("--pareto", o.pareto,
-                "Print the frontier of output tokens/s per GPU against tokens/s per user (CSV, "
-                "or JSON with --json)");
-  cmd->add_flag("--search-all", o.search_all,
-                "Search every candidate, also those whose cost bound rules them out of the top "
-                "K (implied by --pareto)");
-  cmd->add_flag("--json", o.json, "Print JSON");
-  cmd->add_option("--out", o.out_dir, "Write plan.csv, plan.json and pareto.csv here");
-  return cmd;
-}
-
-namespace {
-
 int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   if (o.target_qps.has_value() == o.target_concurrency.has_value()) {
     throw ConfigError("plan: give exactly one of --target-qps and --target-concurrency");
@@ -188,6 +137,53 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
 }
 
 }  // namespace
+
+CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
+  CLI::App* cmd = app.add_subcommand(
+      "plan", "Find the cheapest GPUs, parallelism and flags that meet SLOs at a target load");
+  cmd->add_option("scenario", o.scenario,
+                  "Scenario file: model, workload shape, engine flags (and SLOs); or give "
+                  "--model, --input-len and --output-len instead");
+  cmd->add_option("--model", o.model,
+                  "Without a scenario file: the model (catalog name or config.json)");
+  cmd->add_option("--input-len", o.input_len, "Without a scenario file: tokens per prompt");
+  cmd->add_option("--output-len", o.output_len, "Without a scenario file: tokens per answer");
+  cmd->add_option("--arrival", o.arrival,
+                  "Without a scenario file: poisson (default), constant or gamma:CV");
+  cmd->add_option("--target-qps,--qps", o.target_qps, "Load to serve, requests per second");
+  cmd->add_option("--target-concurrency", o.target_concurrency,
+                  "Load to serve, concurrent clients (closed loop)");
+  cmd->add_option("--slo", o.slos,
+                  "METRIC:PERCENTILE=SECONDS, metric ttft|tpot|itl|e2e, percentile "
+                  "p50|p90|p95|p99, e.g. --slo ttft:p99=0.5 --slo tpot:p99=50ms (repeatable; "
+                  "default: the scenario's slo block as p99)");
+  cmd->add_option("--max-error-rate", o.max_error_rate,
+                  "Largest fraction of requests rejected or timed out (default 0)");
+  cmd->add_option("--gpus", o.gpus, "Candidate GPUs (default: the whole catalog)")->delimiter(',');
+  cmd->add_option("--tp", o.tp, "Tensor-parallel sizes (default 1,2,4,8)")->delimiter(',');
+  cmd->add_option("--pp", o.pp, "Pipeline-parallel sizes (default: the scenario's)")
+      ->delimiter(',');
+  cmd->add_option("--max-num-seqs", o.max_num_seqs, "max_num_seqs values (default: the scenario's)")
+      ->delimiter(',');
+  cmd->add_option("--max-gpus", o.max_gpus, "Most GPUs the whole deployment may use");
+  cmd->add_option("--max-budget-per-hour", o.max_budget_per_hour,
+                  "Most dollars per hour the whole deployment may cost");
+  cmd->add_option("--fix", o.fixed,
+                  "Fix a scenario key for every candidate, e.g. --fix engine.max_model_len=8192");
+  cmd->add_option("--top", o.top, "Candidates verified with a full-cluster simulation (3)");
+  cmd->add_option("--rows", o.rows, "Rows of the printed table (10)");
+  cmd->add_option("--requests", o.requests, "Requests per single-replica simulation (2000)");
+  cmd->add_option("--threads", o.threads, "Worker threads (default: all cores)");
+  cmd->add_flag("--pareto", o.pareto,
+                "Print the frontier of output tokens/s per GPU against tokens/s per user (CSV, "
+                "or JSON with --json)");
+  cmd->add_flag("--search-all", o.search_all,
+                "Search every candidate, also those whose cost bound rules them out of the top "
+                "K (implied by --pareto)");
+  cmd->add_flag("--json", o.json, "Print JSON");
+  cmd->add_option("--out", o.out_dir, "Write plan.csv, plan.json and pareto.csv here");
+  return cmd;
+}
 
 int run_plan_command(const PlanCommandOptions& o) {
   const std::unique_ptr<WorkShare> share = join_process_work_share();
