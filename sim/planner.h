@@ -1,8 +1,9 @@
 // Planner: from a workload, a target load and SLOs to GPUs, parallelism, engine flags,
 // replicas and cost — by simulation. `servesim plan` is its front end; docs/planning.md
 // states the method. In short:
-//   1. Enumerate candidates: GPU x TP x PP x max_num_seqs (the scenario gives the model,
-//      the workload shape and every other flag; --fix overrides scenario keys).
+//   1. Enumerate candidates: GPU x TP x PP x max_num_seqs (the scenario — a file, or JSON
+//      the CLI builds from --model/--input-len/--output-len — gives the model, the workload
+//      shape and every other flag; --fix overrides scenario keys).
 //   2. Prune without simulating: invalid parallelism (TP must divide the heads), MemoryPlan
 //      says it does not fit (weights, or max_model_len beyond the KV capacity), one replica
 //      exceeds --max-gpus or the budget.
