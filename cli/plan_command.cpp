@@ -1,21 +1,156 @@
 #include "cli/plan_command.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "cli/process_work_share.h"
 #include "models/config_error.h"
 #include "sim/planner.h"
 
 namespace servesim {
+namespace {
+
+// The arrival JSON for --arrival: poisson, constant or gamma:CV. Its rate only sets the
+// shape's scale; the planner rescales it for every load it tries.
+nlohmann::json arrival_from_flag(const std::string& spec, double rate_qps) {
+  nlohmann::json a = {{"type", spec}, {"rate_qps", rate_qps}};
+  if (spec == "poisson" || spec == "constant") return a;
+  const std::string usage =
+      "--arrival '" + spec + "': use poisson, constant or gamma:CV (e.g. gamma:2)";
+  if (spec.rfind("gamma:", 0) != 0) throw ConfigError(usage);
+  size_t used = 0;
+  double cv = 0;
+  try {
+    cv = std::stod(spec.substr(6), &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used == 0 || used != spec.size() - 6 || !(cv > 0) || !std::isfinite(cv)) {
+    throw ConfigError(usage);
+  }
+  a["type"] = "gamma";
+  a["cv"] = cv;
+  return a;
+}
+
+// The scenario the workload flags describe, as its file would hold it: the catalog model,
+// vLLM's default engine flags, fixed prompt and answer lengths. The GPU is a placeholder
+// (the first candidate): the planner replaces it per candidate.
+nlohmann::json scenario_from_flags(const PlanCommandOptions& o, const Catalog& catalog) {
+  if (o.model.empty()) {
+    throw ConfigError(
+        "plan: no workload: give a scenario file, or --model NAME --input-len N --output-len N "
+        "(servesim models lists the models)");
+  }
+  if (!o.input_len || !o.output_len) {
+    throw ConfigError(
+        "plan: --model needs --input-len N and --output-len N (tokens per prompt and per "
+        "answer), e.g. --input-len 512 --output-len 128");
+  }
+  if (*o.input_len < 1) throw ConfigError("--input-len must be >= 1 token");
+  if (*o.output_len < 1) throw ConfigError("--output-len must be >= 1 token");
+  if (o.arrival && o.target_concurrency) {
+    throw ConfigError(
+        "--arrival shapes open-loop arrivals, but --target-concurrency runs closed-loop "
+        "clients; drop --arrival");
+  }
+  const std::string arrival = o.arrival.value_or("poisson");
+  return {{"name", std::to_string(*o.input_len) + "-token prompts, " +
+                       std::to_string(*o.output_len) + "-token answers, " + arrival},
+          {"model", o.model},
+          {"gpu", o.gpus.empty() ? catalog.gpus().front().name : o.gpus.front()},
+          {"workload",
+           {{"arrival", arrival_from_flag(arrival, o.target_qps.value_or(1.0))},
+            {"prompt_tokens", *o.input_len},
+            {"output_tokens", *o.output_len},
+            {"num_requests", o.requests}}}};
+}
+
+int run_plan(const PlanCommandOptions& o, WorkShare& share) {
+  if (o.target_qps.has_value() == o.target_concurrency.has_value()) {
+    throw ConfigError("plan: give exactly one of --target-qps and --target-concurrency");
+  }
+  if (o.threads < 0) throw ConfigError("--threads must be >= 1 (or 0 for all cores)");
+  if (o.rows < 1) throw ConfigError("--rows must be >= 1");
+  const bool workload_flags = !o.model.empty() || o.input_len || o.output_len || o.arrival;
+  if (!o.scenario.empty() && workload_flags) {
+    throw ConfigError(
+        "plan: --model, --input-len, --output-len and --arrival replace a scenario file; drop "
+        "them, or change the scenario with --fix (e.g. --fix workload.prompt_tokens=1024)");
+  }
+  Catalog catalog;
+  PlanOptions p;
+  p.scenario_path = o.scenario;
+  if (o.scenario.empty()) p.scenario = scenario_from_flags(o, catalog);
+  p.fixed = o.fixed;
+  if (o.target_qps) {
+    p.load = PlanLoad::kQps;
+    p.target_load = *o.target_qps;
+  } else {
+    p.load = PlanLoad::kConcurrency;
+    p.target_load = *o.target_concurrency;
+  }
+  for (const std::string& s : o.slos) p.slos.push_back(parse_slo_target(s));
+  p.max_error_rate = o.max_error_rate;
+  for (const std::string& g : o.gpus) {
+    if (g.empty()) throw ConfigError("--gpus: empty GPU name in the list");
+  }
+  p.gpus = o.gpus;
+  p.tp = o.tp;
+  p.pp = o.pp;
+  p.max_num_seqs = o.max_num_seqs;
+  p.max_gpus = o.max_gpus;
+  p.max_budget_per_hour = o.max_budget_per_hour;
+  p.top_k = o.top;
+  p.requests = o.requests;
+  p.threads = o.threads;
+  // The frontier needs every candidate's operating point, not only the cheapest ones.
+  p.search_all = o.search_all || o.pareto;
+  const PlanReport report = plan(p, catalog, share);
+  if (share.rank() != 0) return report.feasible() ? 0 : 1;
+
+  if (!o.out_dir.empty()) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    fs::create_directories(o.out_dir, ec);
+    if (ec) throw ConfigError("--out: cannot create '" + o.out_dir + "': " + ec.message());
+    std::ofstream csv(fs::path(o.out_dir) / "plan.csv");
+    std::ofstream json(fs::path(o.out_dir) / "plan.json");
+    std::ofstream pareto(fs::path(o.out_dir) / "pareto.csv");
+    if (!csv || !json || !pareto) throw ConfigError("--out: cannot write into '" + o.out_dir + "'");
+    csv << report.to_csv();
+    json << report.to_json().dump(2) << "\n";
+    pareto << report.pareto_csv();
+  }
+  if (o.json) {
+    nlohmann::json j = report.to_json();
+    std::cout << (o.pareto ? j["pareto"] : j).dump(2) << "\n";
+  } else if (o.pareto) {
+    std::cout << report.pareto_csv();
+  } else {
+    std::cout << report.to_table(static_cast<size_t>(o.rows));
+  }
+  // Nothing feasible is an answer, not a usage error: exit 1 so scripts can tell.
+  return report.feasible() ? 0 : 1;
+}
+
+}  // namespace
 
 CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   CLI::App* cmd = app.add_subcommand(
       "plan", "Find the cheapest GPUs, parallelism and flags that meet SLOs at a target load");
   cmd->add_option("scenario", o.scenario,
-                  "Scenario file: model, workload shape, engine flags (and SLOs)")
-      ->required();
-  cmd->add_option("--target-qps", o.target_qps, "Load to serve, requests per second");
+                  "Scenario file: model, workload shape, engine flags (and SLOs); or give "
+                  "--model, --input-len and --output-len instead");
+  cmd->add_option("--model", o.model,
+                  "Without a scenario file: the model (catalog name or config.json)");
+  cmd->add_option("--input-len", o.input_len, "Without a scenario file: tokens per prompt");
+  cmd->add_option("--output-len", o.output_len, "Without a scenario file: tokens per answer");
+  cmd->add_option("--arrival", o.arrival,
+                  "Without a scenario file: poisson (default), constant or gamma:CV");
+  cmd->add_option("--target-qps,--qps", o.target_qps, "Load to serve, requests per second");
   cmd->add_option("--target-concurrency", o.target_concurrency,
                   "Load to serve, concurrent clients (closed loop)");
   cmd->add_option("--slo", o.slos,
@@ -51,63 +186,15 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
 }
 
 int run_plan_command(const PlanCommandOptions& o) {
-  if (o.target_qps.has_value() == o.target_concurrency.has_value()) {
-    throw ConfigError("plan: give exactly one of --target-qps and --target-concurrency");
+  const std::unique_ptr<WorkShare> share = join_process_work_share();
+  try {
+    return run_plan(o, *share);
+  } catch (const ConfigError&) {
+    // Every rank fails alike (the plan is deterministic and share_for spreads errors);
+    // rank 0 reports it.
+    if (share->rank() != 0) return 2;
+    throw;
   }
-  if (o.threads < 0) throw ConfigError("--threads must be >= 1 (or 0 for all cores)");
-  if (o.rows < 1) throw ConfigError("--rows must be >= 1");
-  PlanOptions p;
-  p.scenario_path = o.scenario;
-  p.fixed = o.fixed;
-  if (o.target_qps) {
-    p.load = PlanLoad::kQps;
-    p.target_load = *o.target_qps;
-  } else {
-    p.load = PlanLoad::kConcurrency;
-    p.target_load = *o.target_concurrency;
-  }
-  for (const std::string& s : o.slos) p.slos.push_back(parse_slo_target(s));
-  p.max_error_rate = o.max_error_rate;
-  for (const std::string& g : o.gpus) {
-    if (g.empty()) throw ConfigError("--gpus: empty GPU name in the list");
-  }
-  p.gpus = o.gpus;
-  p.tp = o.tp;
-  p.pp = o.pp;
-  p.max_num_seqs = o.max_num_seqs;
-  p.max_gpus = o.max_gpus;
-  p.max_budget_per_hour = o.max_budget_per_hour;
-  p.top_k = o.top;
-  p.requests = o.requests;
-  p.threads = o.threads;
-  // The frontier needs every candidate's operating point, not only the cheapest ones.
-  p.search_all = o.search_all || o.pareto;
-  Catalog catalog;
-  const PlanReport report = plan(p, catalog);
-
-  if (!o.out_dir.empty()) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-    if (ec) throw ConfigError("--out: cannot create '" + o.out_dir + "': " + ec.message());
-    std::ofstream csv(fs::path(o.out_dir) / "plan.csv");
-    std::ofstream json(fs::path(o.out_dir) / "plan.json");
-    std::ofstream pareto(fs::path(o.out_dir) / "pareto.csv");
-    if (!csv || !json || !pareto) throw ConfigError("--out: cannot write into '" + o.out_dir + "'");
-    csv << report.to_csv();
-    json << report.to_json().dump(2) << "\n";
-    pareto << report.pareto_csv();
-  }
-  if (o.json) {
-    nlohmann::json j = report.to_json();
-    std::cout << (o.pareto ? j["pareto"] : j).dump(2) << "\n";
-  } else if (o.pareto) {
-    std::cout << report.pareto_csv();
-  } else {
-    std::cout << report.to_table(static_cast<size_t>(o.rows));
-  }
-  // Nothing feasible is an answer, not a usage error: exit 1 so scripts can tell.
-  return report.feasible() ? 0 : 1;
 }
 
 }  // namespace servesim

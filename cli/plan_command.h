@@ -1,13 +1,18 @@
-// `servesim plan SCENARIO.json (--target-qps Q | --target-concurrency C) [--slo ttft:p99=0.5
-// ...] [--gpus ...] [--tp ...] [--pp ...] [--max-num-seqs ...] [--max-gpus N]
-// [--max-budget-per-hour D] [--fix key=value ...] [--top K] [--requests N] [--threads N]
-// [--pareto] [--search-all] [--json] [--out DIR]`: the capacity planner (sim/planner.h,
-// docs/planning.md). Prints a ranked table and the winner's `vllm serve` line, or, when nothing
-// meets the SLOs, the closest candidates and what would have to change. --out writes plan.csv,
-// plan.json and pareto.csv. Not thread-safe (CLI process).
+// `servesim plan (SCENARIO.json | --model NAME --input-len N --output-len N [--arrival A])
+// (--target-qps Q | --target-concurrency C) [--slo ttft:p99=0.5 ...] [--gpus ...] [--tp ...]
+// [--pp ...] [--max-num-seqs ...] [--max-gpus N] [--max-budget-per-hour D]
+// [--fix key=value ...] [--top K] [--requests N] [--threads N] [--pareto] [--search-all]
+// [--json] [--out DIR]`: the capacity planner (sim/planner.h, docs/planning.md). Prints a
+// ranked table and the winner's `vllm serve` line, or, when nothing meets the SLOs, the
+// closest candidates and what would have to change. --out writes plan.csv, plan.json and
+// pareto.csv. Without a scenario file the flags build one in memory: the catalog model,
+// vLLM's default engine flags, fixed prompt and output lengths. Under mpirun the ranks share
+// the candidates (cli/process_work_share.h); rank 0 prints and writes, the others stay
+// silent. Not thread-safe (CLI process).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,7 +20,11 @@
 namespace servesim {
 
 struct PlanCommandOptions {
-  std::string scenario;
+  std::string scenario;  // empty: the workload flags below describe it
+  std::string model;
+  std::optional<int64_t> input_len;    // tokens per prompt
+  std::optional<int64_t> output_len;   // tokens per answer
+  std::optional<std::string> arrival;  // poisson (default), constant or gamma:CV
   std::optional<double> target_qps;
   std::optional<int> target_concurrency;
   std::vector<std::string> slos;

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/process_work_share.h"
 #include "models/config_error.h"
 #include "sim/sweep.h"
 
@@ -24,7 +25,9 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& options) {
   return cmd;
 }
 
-int run_sweep_command(const SweepCommandOptions& options) {
+namespace {
+
+int run(const SweepCommandOptions& options, WorkShare& share) {
   if (options.json && options.csv) throw ConfigError("sweep: give --json or --csv, not both");
   if (options.threads < 0) throw ConfigError("--threads must be >= 1 (or 0 for all cores)");
   SweepOptions sweep;
@@ -32,7 +35,8 @@ int run_sweep_command(const SweepCommandOptions& options) {
   sweep.overrides = options.overrides;
   sweep.threads = options.threads;
   Catalog catalog;
-  const SweepReport report = run_sweep(options.scenario, sweep, catalog);
+  const SweepReport report = run_sweep(options.scenario, sweep, catalog, share);
+  if (share.rank() != 0) return 0;
   if (!options.out_dir.empty()) {
     namespace fs = std::filesystem;
     std::error_code ec;
@@ -53,6 +57,18 @@ int run_sweep_command(const SweepCommandOptions& options) {
               << report.to_table();
   }
   return 0;
+}
+
+}  // namespace
+
+int run_sweep_command(const SweepCommandOptions& options) {
+  const std::unique_ptr<WorkShare> share = join_process_work_share();
+  try {
+    return run(options, *share);
+  } catch (const ConfigError&) {
+    if (share->rank() != 0) return 2;  // every rank fails alike; rank 0 reports it
+    throw;
+  }
 }
 
 }  // namespace servesim

@@ -1,7 +1,9 @@
 // `servesim sweep SCENARIO.json --vary KEY=V1,V2,... [--vary KEY=START:STOP:STEP ...]
 // [--set path=value ...] [--threads N] [--out DIR] [--json | --csv]`: simulates every point
 // of the grid in parallel and prints one row per point (a table, JSON or CSV); --out writes
-// sweep.csv and sweep.json. Output is identical whatever --threads. Not thread-safe (CLI).
+// sweep.csv and sweep.json. Output is identical whatever --threads, and under mpirun, where
+// the ranks share the points (cli/process_work_share.h) and rank 0 alone prints and writes.
+// Not thread-safe (CLI).
 #pragma once
 
 #include <CLI/CLI.hpp>

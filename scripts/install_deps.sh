@@ -9,6 +9,7 @@ packages=(
   libeigen3-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

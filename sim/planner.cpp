@@ -9,8 +9,8 @@
 
 #include "models/config_error.h"
 #include "models/json_file.h"
+#include "sim/byte_stream.h"
 #include "sim/csv_line.h"
-#include "sim/parallel_for.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
@@ -331,6 +331,37 @@ bool within_limits(PlanCandidate& c, const PlanOptions& o) {
   return false;
 }
 
+// What the search steps write into a candidate and its probe, field by field, for the ranks
+// that did not run them (share_for). `field` is called with each member in a fixed order.
+template <typename Candidate, typename Field>
+void outcome_fields(Candidate& c, Field&& field) {
+  field(c.status);
+  field(c.reason);
+  field(c.limit);
+  field(c.capacity);
+  field(c.sustained);
+  field(c.evaluations);
+  field(c.at_sustained);
+  field(c.replicas);
+  field(c.total_gpus);
+  field(c.cost_per_hour);
+  field(c.usd_per_million_tokens);
+  field(c.headroom);
+  field(c.verified);
+  field(c.verify_failed);
+  field(c.predicted);
+  field(c.suggestion);
+  field(c.gap);
+}
+
+template <typename E, typename Field>
+void evaluation_fields(E& e, Field&& field) {
+  field(e.pass);
+  field(e.failed);
+  field(e.summary);
+  field(e.steps);
+}
+
 std::vector<SloTarget> slos_from_scenario(const SloSpec& slo) {
   std::vector<SloTarget> out;
   if (slo.ttft_s) out.push_back({SloMetric::kTtft, 99, *slo.ttft_s});
@@ -480,24 +511,35 @@ std::string_view candidate_status_name(CandidateStatus status) {
   return "invalid";
 }
 
-PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
+PlanReport plan(const PlanOptions& options, const Catalog& catalog) {
+  SoloWorkShare alone;
+  return plan(options, catalog, alone);
+}
+
+PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare& share) {
   PlanOptions o = options_in;
   check_options(o);
 
-  nlohmann::json scenario_json = load_json_file(o.scenario_path);
+  const bool from_file = !o.scenario_path.empty();
+  if (!from_file && !o.scenario.is_object()) {
+    throw ConfigError(
+        "plan: no workload: give a scenario file, or --model NAME --input-len N --output-len N");
+  }
+  const std::string origin = from_file ? o.scenario_path : "command line";
+  nlohmann::json scenario_json = from_file ? load_json_file(o.scenario_path) : o.scenario;
   apply_overrides(scenario_json, o.fixed);
   const std::string base_dir = std::filesystem::path(o.scenario_path).parent_path().string();
-  const Scenario scenario = parse_scenario(scenario_json, base_dir, o.scenario_path, catalog);
+  const Scenario scenario = parse_scenario(scenario_json, base_dir, origin, catalog);
   const SimulationConfig& base = scenario.config;
   if (base.workload.kind == WorkloadKind::kTrace) {
-    throw ConfigError(o.scenario_path +
+    throw ConfigError(origin +
                       ": workload: plan scales a synthetic workload; a trace has fixed arrivals "
                       "(use a poisson/gamma/closed workload with the trace's lengths)");
   }
   if (o.slos.empty()) o.slos = slos_from_scenario(base.metrics.slo);
   if (o.slos.empty()) {
-    throw ConfigError("plan: no SLO given; add --slo ttft:p99=0.5 (or an slo block to " +
-                      o.scenario_path + ")");
+    throw ConfigError("plan: no SLO given; add --slo ttft:p99=0.5" +
+                      (from_file ? " (or an slo block to " + o.scenario_path + ")" : ""));
   }
 
   // The scenario's open-loop arrival JSON, scaled per evaluation to keep its shape.
@@ -630,8 +672,14 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
     const SimulationConfig cfg = context.config(gpus[gpu_of[i]], c, 1, kind, value, o.requests);
     return context.evaluate(cfg, kind == PlanLoad::kQps ? value : std::nan(""), early_stop);
   };
+  auto pack_candidate = [&](size_t i, ByteWriter& out) {
+    outcome_fields(candidates[i], [&](const auto& v) { out.write(v); });
+  };
+  auto unpack_candidate = [&](size_t i, ByteReader& in) {
+    outcome_fields(candidates[i], [&](auto& v) { in.read(v); });
+  };
   // Saturation probes first: they bound what each candidate can sustain.
-  parallel_for(survivors.size(), o.threads, [&](size_t k) {
+  auto saturate = [&](size_t k) {
     const size_t i = survivors[k];
     PlanCandidate& c = candidates[i];
     try {
@@ -650,7 +698,17 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
       c.limit = "invalid";
       c.gap = kInfiniteGap;
     }
-  });
+  };
+  share_for(
+      share, survivors.size(), o.threads, saturate,
+      [&](size_t k, ByteWriter& out) {
+        pack_candidate(survivors[k], out);
+        evaluation_fields(probes[survivors[k]], [&](const auto& v) { out.write(v); });
+      },
+      [&](size_t k, ByteReader& in) {
+        unpack_candidate(survivors[k], in);
+        evaluation_fields(probes[survivors[k]], [&](auto& v) { in.read(v); });
+      });
   // The search never goes above its upper bound, so replicas >= target / bound and the
   // cost is at least lower_bound[i]: a candidate whose bound exceeds the K-th cheapest
   // feasible cost found so far cannot enter the top K and is not searched (unless
@@ -754,7 +812,10 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
       }
     }
     report.searched += wave.size();
-    parallel_for(wave.size(), o.threads, [&](size_t k) { search(wave[k]); });
+    share_for(
+        share, wave.size(), o.threads, [&](size_t k) { search(wave[k]); },
+        [&](size_t k, ByteWriter& out) { pack_candidate(wave[k], out); },
+        [&](size_t k, ByteReader& in) { unpack_candidate(wave[k], in); });
     for (size_t i : wave) {
       if (candidates[i].status == CandidateStatus::kFeasible) {
         feasible_costs.push_back(candidates[i].cost_per_hour);
@@ -773,7 +834,7 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
     if (to_verify.size() == static_cast<size_t>(o.top_k)) break;
     to_verify.push_back(i);
   }
-  parallel_for(to_verify.size(), o.threads, [&](size_t k) {
+  auto verify = [&](size_t k) {
     PlanCandidate& c = candidates[to_verify[k]];
     const HardwareSpec& gpu = gpus[gpu_of[to_verify[k]]];
     const int first = c.replicas;
@@ -807,7 +868,11 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog) {
                std::to_string(first + kExtraVerifyReplicas) + " replicas";
     c.suggestion = "more replicas than the single-replica search predicts";
     c.gap = 1;
-  });
+  };
+  share_for(
+      share, to_verify.size(), o.threads, verify,
+      [&](size_t k, ByteWriter& out) { pack_candidate(to_verify[k], out); },
+      [&](size_t k, ByteReader& in) { unpack_candidate(to_verify[k], in); });
 
   for (const PlanCandidate& c : candidates)
     report.simulations += static_cast<uint64_t>(c.evaluations);

@@ -1,8 +1,9 @@
 // Planner: from a workload, a target load and SLOs to GPUs, parallelism, engine flags,
 // replicas and cost — by simulation. `servesim plan` is its front end; docs/planning.md
 // states the method. In short:
-//   1. Enumerate candidates: GPU x TP x PP x max_num_seqs (the scenario gives the model,
-//      the workload shape and every other flag; --fix overrides scenario keys).
+//   1. Enumerate candidates: GPU x TP x PP x max_num_seqs (the scenario — a file, or JSON
+//      the CLI builds from --model/--input-len/--output-len — gives the model, the workload
+//      shape and every other flag; --fix overrides scenario keys).
 //   2. Prune without simulating: invalid parallelism (TP must divide the heads), MemoryPlan
 //      says it does not fit (weights, or max_model_len beyond the KV capacity), one replica
 //      exceeds --max-gpus or the budget.
@@ -20,7 +21,9 @@
 //      full-cluster simulation at the target load (router included), adding up to two
 //      replicas when the cluster misses an SLO; verified candidates rank first.
 // Candidates run on a thread pool; results are stored by candidate index, so the report is
-// byte-identical whatever the thread count.
+// byte-identical whatever the thread count. Across processes (mpirun), each step's
+// candidates are split among the ranks of a WorkShare and every rank receives every
+// result before the next step, so every rank's report is the one a process alone makes.
 // Thread-safety: plan() is re-entrant; PlanReport is a plain value.
 #pragma once
 
@@ -34,6 +37,7 @@
 #include "models/catalog.h"
 #include "models/memory_plan.h"
 #include "sim/metrics.h"
+#include "sim/work_share.h"
 
 namespace servesim {
 
@@ -53,7 +57,11 @@ SloTarget parse_slo_target(const std::string& spec);
 enum class PlanLoad { kQps, kConcurrency };
 
 struct PlanOptions {
-  std::string scenario_path;                  // model, workload shape, engine flags, SLOs
+  std::string scenario_path;  // model, workload shape, engine flags, SLOs
+  // Read instead of a file when scenario_path is empty: the scenario as its file would hold
+  // it (the CLI builds one from --model/--input-len/--output-len). Relative paths in it
+  // resolve against the working directory.
+  nlohmann::json scenario;
   std::vector<std::string> fixed;             // scenario overrides applied first (--fix key=value)
   PlanLoad load = PlanLoad::kQps;             // what target_load counts
   double target_load = 0;                     // requests/s, or concurrent clients
@@ -67,9 +75,9 @@ struct PlanOptions {
   std::optional<double> max_budget_per_hour;  // dollars per hour, whole deployment
   int top_k = 3;                              // candidates verified with a full-cluster simulation
   uint64_t requests = 2000;                   // requests per single-replica evaluation
-  int threads = 0;  // <= 0: all cores  // Search every candidate, even those whose cost bound rules
-                    // them out of the top K (for
-  // a complete table and Pareto frontier).
+  int threads = 0;                            // per process; <= 0: all cores
+  // Search every candidate, even those whose cost bound rules them out of the top K (for a
+  // complete table and Pareto frontier).
   bool search_all = false;
 };
 
@@ -93,7 +101,9 @@ struct PlanCandidate {
   double price_per_gpu_hour = 0;  // dollars
   int64_t kv_cache_tokens = 0;    // per replica
 
-  // What the search found.
+  // What the search found. This and the next block are what the search steps write; a step
+  // run across processes sends them to every rank (outcome_fields() in sim/planner.cpp
+  // lists them: a field added here must be added there).
   CandidateStatus status = CandidateStatus::kInvalid;
   std::string reason;    // pruned/failed: why; else what limits the load
   std::string limit;     // "KV capacity", "compute", "bandwidth", "SLO ttft:p99", "memory", ...
@@ -154,7 +164,11 @@ struct PlanReport {
 std::string_view candidate_status_name(CandidateStatus status);
 
 // Throws ConfigError for bad input: unknown SLO metric, empty candidate set, contradictory
-// limits, a workload the planner cannot scale (a trace).
+// limits, no scenario, a workload the planner cannot scale (a trace).
 PlanReport plan(const PlanOptions& options, const Catalog& catalog);
+
+// The same plan computed by every rank of `share` together: call it on every rank with the
+// same options; each gets the whole report (and the same ConfigError, if any).
+PlanReport plan(const PlanOptions& options, const Catalog& catalog, WorkShare& share);
 
 }  // namespace servesim

@@ -10,7 +10,6 @@
 #include "models/json_file.h"
 #include "sim/csv_line.h"
 #include "sim/observer.h"
-#include "sim/parallel_for.h"
 #include "sim/scenario.h"
 
 namespace servesim {
@@ -168,17 +167,14 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>&
   return points;
 }
 
-SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
-                      const Catalog& catalog) {
-  const std::string base_dir = std::filesystem::path(scenario_path).parent_path().string();
-  // Without a should_stop the in-memory form always returns a report.
-  return *run_sweep(load_json_file(scenario_path), base_dir, scenario_path, options, catalog,
-                    SweepControl{});
-}
+namespace {
 
-std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::string& base_dir,
-                                     const std::string& origin, const SweepOptions& options,
-                                     const Catalog& catalog, const SweepControl& control) {
+// The sweep of a scenario in memory, shared among the ranks of `share`; nullopt when
+// control.should_stop() stopped it.
+std::optional<SweepReport> run_shared_sweep(const nlohmann::json& scenario,
+                                            const std::string& base_dir, const std::string& origin,
+                                            const SweepOptions& options, const Catalog& catalog,
+                                            const SweepControl& control, WorkShare& share) {
   nlohmann::json base = scenario;
   apply_overrides(base, options.overrides);
   const std::vector<std::vector<std::string>> points = sweep_points(options.axes);
@@ -197,7 +193,7 @@ std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::
     return true;
   };
   std::atomic<size_t> done{0};
-  parallel_for(points.size(), options.threads, [&](size_t i) {
+  auto run_point = [&](size_t i) {
     if (stop_requested()) return;
     SweepPoint& point = report.points[i];
     for (const std::string& o : points[i]) point.values.push_back(o.substr(o.find('=') + 1));
@@ -208,6 +204,7 @@ std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::
       parsed = parse_scenario(j, base_dir, origin, catalog);
     } catch (const ConfigError& e) {
       parse_errors[i] = e.what();
+      if (control.on_point) control.on_point(++done, points.size());
       return;
     }
     parsed.config.sample_interval_s = 0;  // no time series: a sweep reports aggregates
@@ -220,7 +217,29 @@ std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::
       point.error = e.what();
     }
     if (control.on_point) control.on_point(++done, points.size());
-  });
+  };
+  // Everything run_point writes, for the ranks that did not run it (a field added to
+  // SweepPoint or SimulationResult must be added here).
+  auto point_fields = [&](size_t i, auto&& field) {
+    SweepPoint& p = report.points[i];
+    SimulationResult& r = p.result;
+    field(parse_errors[i]);
+    field(p.values);
+    field(p.error);
+    field(p.num_gpus);
+    field(r.summary);
+    field(r.by_step);
+    field(r.replicas);
+    field(r.fingerprint);
+    field(r.events);
+    field(r.simulated_s);
+    field(r.stopped);
+    field(r.extrapolated_steps);
+  };
+  share_for(
+      share, points.size(), options.threads, run_point,
+      [&](size_t i, ByteWriter& out) { point_fields(i, [&](const auto& v) { out.write(v); }); },
+      [&](size_t i, ByteReader& in) { point_fields(i, [&](auto& v) { in.read(v); }); });
   if (stopped) return std::nullopt;
   for (size_t i = 0; i < points.size(); ++i) {
     if (!parse_errors[i].empty()) {
@@ -230,6 +249,29 @@ std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::
     }
   }
   return report;
+}
+
+}  // namespace
+
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog) {
+  SoloWorkShare alone;
+  return run_sweep(scenario_path, options, catalog, alone);
+}
+
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog, WorkShare& share) {
+  const std::string base_dir = std::filesystem::path(scenario_path).parent_path().string();
+  // Without a should_stop the sweep always returns a report.
+  return *run_shared_sweep(load_json_file(scenario_path), base_dir, scenario_path, options, catalog,
+                           SweepControl{}, share);
+}
+
+std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::string& base_dir,
+                                     const std::string& origin, const SweepOptions& options,
+                                     const Catalog& catalog, const SweepControl& control) {
+  SoloWorkShare alone;
+  return run_shared_sweep(scenario, base_dir, origin, options, catalog, control, alone);
 }
 
 nlohmann::json SweepReport::to_json() const {

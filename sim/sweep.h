@@ -6,12 +6,12 @@
 //
 // Points run on a thread pool (parallel_for); each builds its own Simulation from its own
 // parsed config, and results are stored by point index, so the report is byte-identical
-// whatever the thread count. A point whose deployment cannot run (does not fit in memory,
-// TP does not divide the heads) is reported with its one-line reason; a point whose
-// overrides do not parse (misspelt key, bad value) aborts the sweep with a ConfigError.
-// A front end that shows progress and can stop a sweep (the GUI) runs the in-memory form with
-// a SweepControl; the CLI's file form is that with no control.
-// Thread-safety: run_sweep is re-entrant; SweepReport is a plain value.
+// whatever the thread count — or the number of ranks of a WorkShare (mpirun) sharing them. A
+// point whose deployment cannot run (does not fit in memory, TP does not divide the heads) is
+// reported with its one-line reason; a point whose overrides do not parse (misspelt key, bad
+// value) aborts the sweep with a ConfigError. A front end that shows progress and can stop a
+// sweep (the GUI) runs the in-memory form with a SweepControl; the CLI's file form is that with
+// no control. Thread-safety: run_sweep is re-entrant; SweepReport is a plain value.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +23,7 @@
 
 #include "models/catalog.h"
 #include "sim/simulation.h"
+#include "sim/work_share.h"
 
 namespace servesim {
 
@@ -68,6 +69,11 @@ struct SweepReport {
 // axis or override.
 SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
                       const Catalog& catalog);
+
+// The same sweep computed by every rank of `share` together (point i runs on rank
+// i % size); every rank gets the whole report, or the same ConfigError.
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog, WorkShare& share);
 
 // Progress and stopping for the in-memory run_sweep. Both callbacks run on the sweep's worker
 // threads, several at once, so they must be thread-safe; should_stop is polled every few

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
 
 #include "cli_runner.h"
 
@@ -54,6 +56,56 @@ TEST(PlanCommand, NothingFeasibleSaysSoAndExits1) {
   EXPECT_NE(r.out.find("No candidate meets the SLOs within the limits"), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("would need:"), std::string::npos) << r.out;
+}
+
+// Without a scenario file: --model, --input-len, --output-len (and --qps for --target-qps)
+// build it in memory; the same scenario written to a file prints the same plan.
+TEST(PlanCommand, FlagsDescribeTheWorkloadWithoutAScenarioFile) {
+  const std::string search =
+      " --gpus A100-80GB,H100 --tp 1 --requests 300 --slo ttft:p99=0.5 --slo tpot:p99=50ms";
+  const CliResult flags = run_servesim(
+      "plan --model Llama-2-7B --input-len 512 --output-len 128 --arrival poisson --qps 20" +
+      search);
+  ASSERT_EQ(flags.exit_code, 0) << flags.err;
+  EXPECT_NE(flags.out.find("plan: Llama-2-7B (512-token prompts, 128-token answers, poisson)"),
+            std::string::npos)
+      << flags.out;
+  EXPECT_NE(flags.out.find("winner: 1 x H100-SXM"), std::string::npos) << flags.out;
+
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "servesim_plan_from_flags.json";
+  std::ofstream(file) << R"({"name": "512-token prompts, 128-token answers, poisson",
+    "model": "Llama-2-7B", "gpu": "A100-80GB",
+    "workload": {"arrival": {"type": "poisson", "rate_qps": 20}, "prompt_tokens": 512,
+                 "output_tokens": 128, "num_requests": 300}})";
+  const CliResult scenario = run_servesim("plan " + file.string() + " --target-qps 20" + search);
+  std::filesystem::remove(file);
+  ASSERT_EQ(scenario.exit_code, 0) << scenario.err;
+  EXPECT_EQ(flags.out, scenario.out);
+}
+
+TEST(PlanCommand, MissingOrConflictingWorkloadFlagsAreOneLineErrors) {
+  const std::string slo = " --target-qps 5 --slo ttft:p99=1";
+  for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"plan" + slo, "no workload: give a scenario file, or --model NAME"},
+           {"plan --input-len 512 --output-len 128" + slo, "no workload"},
+           {"plan --model Llama-2-7B --input-len 512" + slo, "--model needs --input-len N and "},
+           {"plan --model Llama-2-7B --input-len 0 --output-len 8" + slo, "--input-len must be"},
+           {"plan --model Llama-2-7B --input-len 8 --output-len 8 --arrival bursty" + slo,
+            "--arrival 'bursty': use poisson, constant or gamma:CV"},
+           {"plan --model Llama-2-7B --input-len 8 --output-len 8 --arrival poisson "
+            "--target-concurrency 4 --slo ttft:p99=1",
+            "drop --arrival"},
+           {"plan " SERVESIM_SOURCE_DIR "/configs/scenarios/quickstart.json --model Llama-2-7B" +
+                slo,
+            "replace a scenario file"},
+           {"plan --model NoSuchModel --input-len 8 --output-len 8" + slo, "NoSuchModel"}}) {
+    const CliResult r = run_servesim(args);
+    EXPECT_EQ(r.exit_code, 2) << args;
+    EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
 }
 
 TEST(PlanCommand, BadInputsAreOneLineErrorsWithStatus2) {

@@ -6,8 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
 
 #include "models/config_error.h"
+#include "thread_ranks.h"
 
 namespace servesim {
 namespace {
@@ -85,6 +88,56 @@ TEST(Planner, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(one.to_json().dump(), two.to_json().dump());
   EXPECT_EQ(one.to_csv(), two.to_csv());
   EXPECT_EQ(one.pareto_csv(), two.pareto_csv());
+}
+
+// Ranks as threads stand in for `mpirun -np N` (tests/cli/mpi_2_ranks_test.cmake runs the real
+// thing): more candidates than one search wave, so the cost bound that one wave's results
+// set for the next must be the same on every rank.
+TEST(Planner, ResultsDoNotDependOnTheRankCount) {
+  PlanOptions o = small_plan();
+  o.gpus = {"A100-80GB", "H100", "L40S", "L4", "B200"};
+  o.tp = {1, 2, 4, 8};
+  o.requests = 150;
+  const PlanReport alone = plan(o, Catalog());
+  for (int ranks : {2, 3}) {
+    const std::vector<PlanReport> reports = testing::run_ranks<PlanReport>(
+        ranks, [&](WorkShare& share) { return plan(o, Catalog(), share); });
+    for (const PlanReport& r : reports) {
+      EXPECT_EQ(r.to_json().dump(), alone.to_json().dump()) << ranks << " ranks";
+      EXPECT_EQ(r.to_csv(), alone.to_csv());
+      EXPECT_EQ(r.pareto_csv(), alone.pareto_csv());
+      EXPECT_EQ(r.to_table(20), alone.to_table(20));
+    }
+  }
+}
+
+// The CLI's --model/--input-len/--output-len build a scenario in memory; the same JSON in a
+// file plans the same.
+TEST(Planner, AnInMemoryScenarioPlansLikeTheSameFile) {
+  const nlohmann::json scenario = {{"name", "in memory"},
+                                   {"model", "Llama-2-7B"},
+                                   {"gpu", "H100"},
+                                   {"workload",
+                                    {{"arrival", {{"type", "poisson"}, {"rate_qps", 20}}},
+                                     {"prompt_tokens", 512},
+                                     {"output_tokens", 128},
+                                     {"num_requests", 300}}}};
+  PlanOptions o = small_plan();
+  o.scenario_path.clear();
+  o.scenario = scenario;
+  o.fixed = {"engine.max_model_len=4096"};
+  const PlanReport in_memory = plan(o, Catalog());
+  ASSERT_TRUE(in_memory.feasible());
+
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "servesim_planner_in_memory.json";
+  std::ofstream(file) << scenario.dump();
+  o.scenario = nullptr;
+  o.scenario_path = file.string();
+  const PlanReport from_file = plan(o, Catalog());
+  std::filesystem::remove(file);
+  EXPECT_EQ(in_memory.to_json().dump(), from_file.to_json().dump());
+  EXPECT_EQ(in_memory.to_table(10), from_file.to_table(10));
 }
 
 // More candidates than one search wave (16): the cost bound skips some, never the top K.
@@ -199,6 +252,18 @@ TEST(Planner, BadInputsAreOneLineErrors) {
   o = small_plan();
   o.max_error_rate = 1.5;
   expect_one_line_error(o, "--max-error-rate");
+  o = small_plan();
+  o.scenario_path.clear();
+  expect_one_line_error(o, "no workload");
+  o.scenario = {{"model", "Llama-2-7B"},
+                {"gpu", "H100"},
+                {"workload",
+                 {{"arrival", {{"type", "poisson"}, {"rate_qps", 1}}},
+                  {"prompt_tokens", 512},
+                  {"output_tokens", 128},
+                  {"num_requests", 20}}}};
+  o.slos.clear();
+  expect_one_line_error(o, "no SLO given; add --slo ttft:p99=0.5");
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "sim/parallel_for.h"
+#include "thread_ranks.h"
 
 namespace servesim {
 namespace {
@@ -96,6 +97,38 @@ TEST(Sweep, OutputIsIdenticalWithOneOrSeveralThreads) {
   // Higher offered load, higher throughput.
   EXPECT_GT(one.points[1].result.summary.request_throughput,
             one.points[0].result.summary.request_throughput);
+}
+
+// Ranks as threads stand in for `mpirun -np N servesim sweep`, an unfit point included (its
+// reason travels between ranks like a result).
+TEST(Sweep, OutputIsIdenticalWhateverTheRankCount) {
+  SweepOptions o = small_sweep(1);
+  o.axes.push_back(parse_sweep_axis("gpu=A100-80GB,T4"));
+  o.overrides.push_back("model=Llama-2-13B");
+  const SweepReport alone = run_sweep(kQuickstart, o, Catalog());
+  ASSERT_EQ(alone.points.size(), 8u);
+  for (int ranks : {2, 3}) {
+    const std::vector<SweepReport> reports = testing::run_ranks<SweepReport>(
+        ranks, [&](WorkShare& share) { return run_sweep(kQuickstart, o, Catalog(), share); });
+    for (const SweepReport& r : reports) {
+      EXPECT_EQ(r.to_json().dump(), alone.to_json().dump()) << ranks << " ranks";
+      EXPECT_EQ(r.to_csv(), alone.to_csv());
+      EXPECT_EQ(r.to_table(), alone.to_table());
+    }
+  }
+  // A misspelt key fails on every rank alike.
+  o.axes = {parse_sweep_axis("engine.max_num_seq=8,16")};
+  const std::vector<std::string> errors =
+      testing::run_ranks<std::string>(2, [&](WorkShare& share) -> std::string {
+        try {
+          run_sweep(kQuickstart, o, Catalog(), share);
+        } catch (const ConfigError& e) {
+          return e.what();
+        }
+        return "";
+      });
+  EXPECT_NE(errors[0].find("max_num_seq"), std::string::npos) << errors[0];
+  EXPECT_EQ(errors[0], errors[1]);
 }
 
 TEST(Sweep, APointThatDoesNotFitCarriesItsReasonAndTheOthersStillRun) {

@@ -1,0 +1,19 @@
+// The processes one servesim command shares its work with (sim/work_share.h). Built with MPI
+// (-DSERVESIM_MPI=ON, process_work_share_mpi.cpp) and started by mpirun, they are
+// MPI_COMM_WORLD: MPI is initialised here and finalised when the returned object is
+// destroyed, so keep it alive for the whole command and create at most one per process.
+// Started any other way, or built without MPI (process_work_share_solo.cpp), the process
+// is alone: rank 0 of 1, and MPI is never initialised (an MPI singleton would cost start-up
+// time and print warnings in containers for nothing).
+// Not thread-safe: call from the main thread.
+#pragma once
+
+#include <memory>
+
+#include "sim/work_share.h"
+
+namespace servesim {
+
+std::unique_ptr<WorkShare> join_process_work_share();
+
+}  // namespace servesim
