@@ -60,6 +60,18 @@ std::vector<ShapePoint> reduce(const ProfileRun& run, int* incomplete) {
   return points;
 }
 
+// Ratio of the largest to the smallest singular value of the columns `used` of `a`; 0 when
+// there are none.
+double condition_number(const Eigen::MatrixXd& a, const std::vector<Eigen::Index>& used) {
+  if (used.empty()) return 0;
+  Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(used.size()));
+  for (size_t k = 0; k < used.size(); ++k) sub.col(static_cast<Eigen::Index>(k)) = a.col(used[k]);
+  const Eigen::JacobiSVD<Eigen::MatrixXd> svd(sub);
+  const auto& sv = svd.singularValues();
+  return sv(sv.size() - 1) > 0 ? sv(0) / sv(sv.size() - 1)
+                               : std::numeric_limits<double>::infinity();
+}
+
 struct OpModel {
   std::vector<double> coefficients;  // seconds per feature unit
 };
@@ -98,22 +110,24 @@ std::array<OpModel, kNumOps> fit_ops(const std::vector<ShapePoint>& points,
         used.push_back(k);
       }
     }
-    if (!used.empty()) {
-      Eigen::MatrixXd sub(a.rows(), static_cast<Eigen::Index>(used.size()));
-      for (size_t k = 0; k < used.size(); ++k)
-        sub.col(static_cast<Eigen::Index>(k)) = a.col(used[k]);
-      const Eigen::JacobiSVD<Eigen::MatrixXd> svd(sub);
-      const auto& sv = svd.singularValues();
-      const double cond = sv(sv.size() - 1) > 0 ? sv(0) / sv(sv.size() - 1)
-                                                : std::numeric_limits<double>::infinity();
-      if (cond > max_condition) {
-        throw ConfigError("calibrate fit: op " + std::string(op_name(static_cast<Op>(op))) +
-                          ": its features do not vary independently across the profiled shapes "
-                          "(condition number " +
-                          std::to_string(cond) +
-                          "); re-run `servesim calibrate profile` without --quick or with larger "
-                          "--max-tokens/--max-seqs/--max-context");
-      }
+    // A refinement (a GEMM's small-batch or GEMV term) that the grid cannot separate from the
+    // base features is left out (coefficient 0) rather than fitted to noise; base features that
+    // cannot be separated make the fit refuse.
+    double cond = condition_number(a, used);
+    for (size_t k = nf; k-- > 0 && cond > max_condition;) {
+      const auto at = std::find(used.begin(), used.end(), static_cast<Eigen::Index>(k));
+      if (at == used.end() || !op_feature_is_refinement(static_cast<Op>(op), k)) continue;
+      used.erase(at);
+      a.col(static_cast<Eigen::Index>(k)).setZero();
+      cond = condition_number(a, used);
+    }
+    if (cond > max_condition) {
+      throw ConfigError("calibrate fit: op " + std::string(op_name(static_cast<Op>(op))) +
+                        ": its features do not vary independently across the profiled shapes "
+                        "(condition number " +
+                        std::to_string(cond) +
+                        "); re-run `servesim calibrate profile` without --quick or with larger "
+                        "--max-tokens/--max-seqs/--max-context");
     }
     const Eigen::VectorXd x = solve_nnls(a, b);
     models[op].coefficients.resize(nf);

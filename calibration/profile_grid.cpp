@@ -7,11 +7,25 @@
 namespace servesim {
 namespace {
 
-// 1, 2, 4, ... up to `max`, with `max` itself last; from `start`.
+// start, 2 start, 4 start, ... below `max`, then `max`; quick: every fourfold step.
 std::vector<int> doubling(int start, int max, bool quick) {
   std::vector<int> v;
   for (int x = start; x < max; x *= quick ? 4 : 2) v.push_back(x);
   v.push_back(max);
+  return v;
+}
+
+// Prefill chunk sizes: the doubling steps and, unless quick, the 1.5x points between them —
+// GEMM kernels block rows by powers of two, and real chunks are rarely one.
+std::vector<int> chunk_sizes(int max, bool quick) {
+  std::vector<int> v = doubling(16, max, quick);
+  if (quick) return v;
+  const size_t n = v.size();
+  for (size_t i = 0; i + 1 < n; ++i) {
+    const int mid = v[i] + v[i] / 2;
+    if (mid < v[i + 1]) v.push_back(mid);
+  }
+  std::sort(v.begin(), v.end());
   return v;
 }
 
@@ -37,7 +51,7 @@ void ProfileGridOptions::validate() const {
 std::vector<ProfileShape> make_profile_grid(const ProfileGridOptions& o) {
   o.validate();
   std::vector<ProfileShape> grid;
-  const std::vector<int> chunks = doubling(16, o.max_tokens, o.quick);
+  const std::vector<int> chunks = chunk_sizes(o.max_tokens, o.quick);
   const std::vector<int> batches = doubling(1, o.max_seqs, o.quick);
   const std::vector<int> prefill_contexts = {0, o.max_context / 4, o.max_context / 2};
   std::vector<int> decode_contexts = {32, o.max_context / 8, o.max_context / 2, o.max_context - 1};

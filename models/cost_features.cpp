@@ -8,7 +8,8 @@ namespace {
 
 using Names = std::span<const std::string_view>;
 
-constexpr std::string_view kGemm[] = {"flops", "weight_bytes"};
+constexpr std::string_view kGemm[] = {"flops", "weight_bytes", "small_batch_flops",
+                                      "gemv_weight_bytes"};
 constexpr std::string_view kPrefill[] = {"flops", "kv_bytes", "seq_layers"};
 constexpr std::string_view kDecode[] = {"kv_bytes", "seq_layers"};
 constexpr std::string_view kNorm[] = {"elements", "layers"};
@@ -41,6 +42,11 @@ std::span<const std::string_view> op_feature_names(Op op) {
   return {};
 }
 
+bool op_feature_is_refinement(Op op, std::size_t k) {
+  const bool gemm = op == Op::kQkv || op == Op::kOProj || op == Op::kMlp || op == Op::kLmHead;
+  return gemm && k >= 2;
+}
+
 CostFeatures::CostFeatures(const ModelSpec& model, DType weight_dtype, DType kv_dtype) {
   if (model.is_moe() || model.is_mla() || model.sliding_window > 0) {
     throw ConfigError("cost_model: calibrated profiles cover dense Llama-family models; " +
@@ -62,7 +68,10 @@ OpFeatureValues CostFeatures::features(Op op, const BatchShape& s) const {
   const double l = layers_;
   auto gemm = [&](double rows, double in, double out) {
     const double present = rows > 0 ? 1.0 : 0.0;
-    return OpFeatureValues{{2 * rows * in * out * l, present * in * out * l * weight_bytes_}, 2};
+    const double flops = 2 * rows * in * out * l;
+    const double bytes = present * in * out * l * weight_bytes_;
+    const bool small = rows >= 2 && rows <= kSmallBatchRows;
+    return OpFeatureValues{{flops, bytes, small ? flops : 0.0, rows == 1 ? bytes : 0.0}, 4};
   };
   switch (op) {
     case Op::kQkv:
@@ -75,6 +84,8 @@ OpFeatureValues CostFeatures::features(Op op, const BatchShape& s) const {
       OpFeatureValues f = gemm(s.num_sampled, hidden_, vocab_);
       f.values[0] /= l;
       f.values[1] /= l;
+      f.values[2] /= l;
+      f.values[3] /= l;
       return f;
     }
     case Op::kAttentionPrefill:

@@ -6,10 +6,14 @@
 // Per op, with T tokens in the step, S sampled rows, P prefill and D decode sequences, L
 // layers, H hidden, Q = heads * head_dim, K = kv_heads * head_dim, I intermediate, V vocab,
 // w weight bytes per parameter and c KV-cache bytes per token and layer:
-//   qkv               flops 2T·H·(Q+2K)·L        weight_bytes H·(Q+2K)·L·w
+//   qkv               flops 2T·H·(Q+2K)·L        weight_bytes H·(Q+2K)·L·w   (+ the two below)
 //   o_proj            flops 2T·Q·H·L             weight_bytes Q·H·L·w
 //   mlp               flops 6T·H·I·L             weight_bytes 3·H·I·L·w
 //   lm_head           flops 2S·H·V               weight_bytes H·V·w (0 when S = 0)
+// Every GEMM also has small_batch_flops (its FLOPs when it has 2..kSmallBatchRows rows, else 0)
+// and gemv_weight_bytes (its weight bytes when it has one row, else 0): GEMMs run on three
+// kinds of kernel by their rows — a GEMV that only streams the weights, skinny dot products,
+// a blocked GEMM (the CPU engine's linear(); cuBLAS picks alike) — each at its own rate.
 //   attention_prefill flops 4·Q·pairs·L          kv_bytes prefill_kv_tokens·c·L   seq_layers P·L
 //   attention_decode  kv_bytes decode_ctx·c·L    seq_layers D·L
 //   norm_rope_embed   elements T·H·L             layers L
@@ -33,7 +37,11 @@ namespace servesim {
 
 struct ModelSpec;
 
-inline constexpr std::size_t kMaxOpFeatures = 3;
+inline constexpr std::size_t kMaxOpFeatures = 4;
+
+// Rows up to which a GEMM counts as a small batch; the CPU engine's linear() switches from
+// dot products to Eigen's GEMM above it (kernels/linear.cpp, kSkinnyRows).
+inline constexpr double kSmallBatchRows = 16;
 
 struct OpFeatureValues {
   std::array<double, kMaxOpFeatures> values{};  // units as named by op_feature_names
@@ -42,6 +50,10 @@ struct OpFeatureValues {
 
 // Names of the features of `op`, in coefficient order ("flops", "weight_bytes", ...).
 std::span<const std::string_view> op_feature_names(Op op);
+
+// Whether feature k of `op` refines others (a GEMM's small_batch_flops, gemv_weight_bytes): a
+// fit may leave it out when the profiled shapes cannot tell it apart from them.
+bool op_feature_is_refinement(Op op, std::size_t k);
 
 class CostFeatures {
  public:

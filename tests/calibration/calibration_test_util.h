@@ -30,15 +30,15 @@ inline std::string fresh_dir(const std::string& name) {
   return dir.string();
 }
 
-// Known seconds per feature unit, per op, roughly a CPU's: 20 GFLOP/s GEMMs, 10 GB/s weight
-// reads, KV reads at 5 GB/s, microseconds of per-sequence and per-step overhead.
+// Known seconds per feature unit, per op, roughly a CPU's: 20 GFLOP/s GEMMs (slower for small
+// batches), 10 GB/s weight reads, KV reads at 5 GB/s, microseconds of per-sequence and per-step overhead.
 inline std::array<std::vector<double>, kNumOps> known_coefficients() {
   std::array<std::vector<double>, kNumOps> c;
   auto set = [&](Op op, std::vector<double> v) { c[static_cast<size_t>(op)] = std::move(v); };
-  set(Op::kQkv, {1 / 20e9, 1 / 10e9});
-  set(Op::kOProj, {1 / 18e9, 1 / 9e9});
-  set(Op::kMlp, {1 / 22e9, 1 / 11e9});
-  set(Op::kLmHead, {1 / 15e9, 1 / 8e9});
+  set(Op::kQkv, {1 / 20e9, 1 / 10e9, 1 / 30e9, 1 / 40e9});
+  set(Op::kOProj, {1 / 18e9, 1 / 9e9, 1 / 25e9, 1 / 30e9});
+  set(Op::kMlp, {1 / 22e9, 1 / 11e9, 1 / 40e9, 1 / 50e9});
+  set(Op::kLmHead, {1 / 15e9, 1 / 8e9, 1 / 20e9, 1 / 16e9});
   set(Op::kAttentionPrefill, {1 / 6e9, 1 / 4e9, 2e-6});
   set(Op::kAttentionDecode, {1 / 5e9, 3e-6});
   set(Op::kNormRopeEmbed, {1 / 2e9, 5e-6});
