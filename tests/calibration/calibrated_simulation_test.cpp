@@ -19,7 +19,7 @@ std::string saved_profile(const std::string& name, double scale) {
   for (auto& c : p.coefficients) {
     for (double& v : c) v *= scale;
   }
-  const std::string path = testing::fresh_dir("calsim") + "/" + name + ".json";
+  const std::string path = testing::fresh_dir("calsim_" + name) + "/profile.json";
   save_profile(p, path);
   return path;
 }

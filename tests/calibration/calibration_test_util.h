@@ -2,6 +2,8 @@
 // synthetic profile runs generated from known coefficients.
 #pragma once
 
+#include <unistd.h>
+
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -22,16 +24,19 @@ inline ModelSpec tiny_model() {
   return Catalog().resolve_model(kTinyModelPath);
 }
 
-// A fresh, empty directory under the system's temporary folder.
+// A fresh, empty directory under the system's temporary folder, private to this process (ctest
+// runs tests in parallel processes, and two checkouts may test at once).
 inline std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("servesim_" + name);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("servesim_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir.string();
 }
 
 // Known seconds per feature unit, per op, roughly a CPU's: 20 GFLOP/s GEMMs (slower for small
-// batches), 10 GB/s weight reads, KV reads at 5 GB/s, microseconds of per-sequence and per-step overhead.
+// batches), 10 GB/s weight reads, KV reads at 5 GB/s, microseconds of per-sequence and per-step
+// overhead.
 inline std::array<std::vector<double>, kNumOps> known_coefficients() {
   std::array<std::vector<double>, kNumOps> c;
   auto set = [&](Op op, std::vector<double> v) { c[static_cast<size_t>(op)] = std::move(v); };

@@ -3,6 +3,7 @@
 // are loose because CI machines are shared; docs/validation.md has the figures of a quiet run.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -24,7 +25,8 @@ const std::string kSaturate = " --set workload.arrival.rate_qps=1000";
 const std::string kGrid = " --max-tokens 256 --max-seqs 16 --max-context 512 --repeats 5";
 
 std::string fresh_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("servesim_pipeline_" + name);
+  const auto dir = std::filesystem::temp_directory_path() /
+                   ("servesim_pipeline_" + name + "_" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   return dir.string();
 }
