@@ -92,6 +92,8 @@ class EngineServer::Run {
                                                    metrics_options());
     }
     engine_->set_trace_stream(server.options_.trace);
+    // As vLLM's start-up profile run: the first request must not pay for buffer growth.
+    engine_->warm_up();
   }
 
   // The CPU engine runs the server's weights; the CUDA one draws its own on the device (an 8B

@@ -1,5 +1,6 @@
 #include "engine/runtime/engine.h"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -72,6 +73,29 @@ bool Engine::add_request(Request request, const SamplingParams& sampling) {
   if (!scheduler_.add_request(std::move(request))) return false;
   samplers_.insert_or_assign(id, std::move(sampler));
   return true;
+}
+
+void Engine::warm_up() {
+  const SchedulerConfig& c = options_.scheduler;
+  const int64_t room = (c.num_gpu_blocks - 1) * c.block_size;
+  const int n = static_cast<int>(
+      std::min<int64_t>({int64_t{c.max_num_batched_tokens}, int64_t{c.max_model_len}, room}));
+  if (n < 1) return;
+  std::vector<int32_t> table;
+  for (int32_t b = 1; b <= (n + c.block_size - 1) / c.block_size; ++b) table.push_back(b);
+  const std::vector<int32_t> tokens(static_cast<size_t>(n), 0);
+  SchedulerOutput out;
+  ScheduledSequence s;
+  s.num_new_tokens = n;
+  s.num_prompt_tokens = n;
+  s.is_prefill = true;
+  s.samples = true;
+  s.block_table = table;
+  out.sequences.push_back(s);
+  out.total_num_tokens = n;
+  out.num_prefill_sequences = 1;
+  const std::span<const int32_t> prompt(tokens);
+  runner_->execute(out, std::span<const std::span<const int32_t>>(&prompt, 1));
 }
 
 const StepTrace& Engine::step() {

@@ -64,6 +64,14 @@ class Engine {
   // Writes one StepTrace JSON line per step to `out` (nullptr: none). Borrowed.
   void set_trace_stream(std::ostream* out) { trace_out_ = out; }
 
+  // One untimed forward pass of a max_num_batched_tokens-token prompt (capped by
+  // max_model_len and the KV cache) straight through the runner, as vLLM's start-up profile
+  // run: activation buffers are allocated and touched before the first request, so its
+  // latency is the model's, not the allocator's. Leaves the scheduler untouched and writes
+  // only KV blocks no request holds yet (no prefix-cache entry refers to them). Call before
+  // adding requests.
+  void warm_up();
+
   // One step. The reference is valid until the next step().
   const StepTrace& step();
 

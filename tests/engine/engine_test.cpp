@@ -130,6 +130,26 @@ TEST(Engine, DecodingIsDeterministicGreedyAndSeeded) {
   }
 }
 
+TEST(Engine, WarmUpChangesNoTokenNorLogitAndNoCacheHit) {
+  const Weights w = Weights::random(tiny_model_spec(), 15);
+  SchedulerConfig config = tiny_scheduler_config();
+  config.enable_prefix_caching = true;
+  RunResult runs[2];
+  for (int warm = 0; warm < 2; ++warm) {
+    Engine e(w, EngineOptions{config, 1, false});
+    if (warm == 1) e.warm_up();
+    // A prompt of zeros: the warm-up's own tokens, which must not be found in the cache.
+    ASSERT_TRUE(e.add_request(make_request(1, std::vector<int32_t>(20, 0), 6)));
+    ASSERT_TRUE(e.add_request(make_request(2, test_prompt(11), 6)));
+    runs[warm] = run_to_completion(e, 64);
+    EXPECT_EQ(e.scheduler().stats().prefix_cache_hit_tokens, 0);
+  }
+  EXPECT_EQ(runs[1].tokens, runs[0].tokens);
+  for (uint64_t id : {1, 2}) {
+    EXPECT_EQ(runs[1].first_logits.at(id), runs[0].first_logits.at(id)) << id;
+  }
+}
+
 TEST(Engine, WritesOneJsonLinePerStepWithOpTimesWhenProfiling) {
   const Weights w = Weights::random(tiny_model_spec(), 15);
   EngineOptions opts{tiny_scheduler_config(), 1, true};
