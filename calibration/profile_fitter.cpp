@@ -9,6 +9,7 @@
 #include "models/config_error.h"
 #include "models/cost_features.h"
 #include "models/model_spec.h"
+#include "sim/percentile.h"
 
 namespace servesim {
 namespace {
@@ -22,12 +23,6 @@ struct ShapePoint {
   double step_s = 0;
   OpSeconds op_s{};
 };
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 std::vector<ShapePoint> reduce(const ProfileRun& run, int* incomplete) {
   std::map<int, std::vector<const ProfileSample*>> by_shape;
@@ -45,12 +40,12 @@ std::vector<ShapePoint> reduce(const ProfileRun& run, int* incomplete) {
     }
     std::vector<double> v;
     for (const ProfileSample* s : samples) v.push_back(s->step_s);
-    p.step_s = median(v);
+    p.step_s = percentile(v, 50);
     double timed = 0;
     for (size_t op = 0; op < kNumOps; ++op) {
       v.clear();
       for (const ProfileSample* s : samples) v.push_back(s->op_s[op]);
-      p.op_s[op] = median(v);
+      p.op_s[op] = percentile(v, 50);
       if (static_cast<Op>(op) != Op::kOverhead) timed += p.op_s[op];
     }
     // The overhead op carries the untimed rest of the step, so the ops sum to the step.

@@ -9,10 +9,6 @@
 namespace servesim {
 namespace {
 
-constexpr Op kOps[] = {Op::kQkv,  Op::kAttentionPrefill, Op::kAttentionDecode, Op::kOProj,
-                       Op::kMlp,  Op::kLmHead,           Op::kNormRopeEmbed,   Op::kSampling,
-                       Op::kComm, Op::kOverhead};
-
 ProfileSample parse_sample(const std::string& line) {
   const nlohmann::json j = nlohmann::json::parse(line);
   ProfileSample s;
@@ -23,7 +19,7 @@ ProfileSample parse_sample(const std::string& line) {
   }
   s.step_s = j.at("step_s").get<double>();
   const auto& ops = j.at("ops_s");
-  for (Op op : kOps)
+  for (Op op : kAllOps)
     s.op_s[static_cast<size_t>(op)] = ops.at(std::string(op_name(op))).get<double>();
   if (s.shape < 0 || s.repeat < 0 || s.seqs.empty() || !(s.step_s > 0)) {
     throw std::invalid_argument("values out of range");
@@ -37,7 +33,7 @@ std::string sample_to_json_line(const ProfileSample& s) {
   nlohmann::json seqs = nlohmann::json::array();
   for (const ShapeSequence& q : s.seqs) seqs.push_back({q.new_tokens, q.context, q.prefill});
   nlohmann::json ops = nlohmann::json::object();
-  for (Op op : kOps) ops[std::string(op_name(op))] = s.op_s[static_cast<size_t>(op)];
+  for (Op op : kAllOps) ops[std::string(op_name(op))] = s.op_s[static_cast<size_t>(op)];
   return nlohmann::json{{"shape", s.shape},
                         {"repeat", s.repeat},
                         {"seqs", seqs},

@@ -13,15 +13,12 @@
 #include "calibration/validator.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "models/cost_features.h"
 #include "models/cost_model.h"
 #include "sim/scenario.h"
 
 namespace servesim {
 namespace {
-
-constexpr Op kReportOps[] = {
-    Op::kQkv,    Op::kAttentionPrefill, Op::kAttentionDecode, Op::kOProj,   Op::kMlp,
-    Op::kLmHead, Op::kNormRopeEmbed,    Op::kSampling,        Op::kOverhead};
 
 ProfileProgress progress_printer(bool enabled) {
   if (!enabled || isatty(STDERR_FILENO) == 0) return {};
@@ -48,7 +45,8 @@ void print_fit(const CalibrationProfile& p, const std::string& out) {
               p.fit.shapes, p.fit.folds);
   std::printf("held-out step time: MAPE %.1f%%, R² %.4f\n", 100 * p.fit.step.mape, p.fit.step.r2);
   std::printf("%-18s %9s %8s\n", "op", "MAPE_%", "R²");
-  for (Op op : kReportOps) {
+  for (Op op : kAllOps) {
+    if (op_feature_names(op).empty()) continue;  // comm: a profile covers one device
     const OpFitQuality& q = p.fit.ops[static_cast<size_t>(op)];
     std::printf("%-18s %9.1f %8.4f\n", std::string(op_name(op)).c_str(), 100 * q.mape, q.r2);
   }

@@ -12,6 +12,7 @@
 #include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "sim/percentile.h"
 #ifdef SERVESIM_WITH_CUDA
 #include "engine/runtime/cuda_model_runner.h"
 #include "kernels/cuda/cuda_device.h"
@@ -21,12 +22,6 @@
 
 namespace servesim {
 namespace {
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
 
 struct BenchPoint {
   int batch = 0;
@@ -118,7 +113,7 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
   BenchPoint p;
   p.batch = batch;
   p.prompt_len = prompt_len;
-  p.prefill_step_s = median(prefill_steps);
+  p.prefill_step_s = percentile(prefill_steps, 50);
   p.prefill_tokens_per_s = batch * prompt_len / p.prefill_step_s;
   p.prefill_flops_per_s = prefill_flops(m, batch, prompt_len) / p.prefill_step_s;
   for (size_t i = 0; i < kNumOps; ++i) {
@@ -128,7 +123,7 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
     }
   }
   if (!decode_steps.empty()) {
-    p.decode_step_s = median(decode_steps);
+    p.decode_step_s = percentile(decode_steps, 50);
     p.decode_tokens_per_s = batch / p.decode_step_s;
     const double mean_context = prompt_len + o.gen_len / 2.0;
     p.decode_bytes_per_s = (static_cast<double>(target.weight_bytes_per_step) +

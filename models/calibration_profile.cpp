@@ -12,10 +12,6 @@
 namespace servesim {
 namespace {
 
-constexpr Op kAllOps[] = {Op::kQkv,  Op::kAttentionPrefill, Op::kAttentionDecode, Op::kOProj,
-                          Op::kMlp,  Op::kLmHead,           Op::kNormRopeEmbed,   Op::kSampling,
-                          Op::kComm, Op::kOverhead};
-
 nlohmann::json quality_json(const OpFitQuality& q) {
   return {{"mape", q.mape}, {"r2", q.r2}};
 }

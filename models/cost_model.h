@@ -32,6 +32,19 @@ enum class Op {
 
 inline constexpr std::size_t kNumOps = static_cast<std::size_t>(Op::kCount);
 
+// Every Op in enum order (index == static_cast<size_t>(op)), for range-for over the ops.
+inline constexpr std::array<Op, kNumOps> kAllOps = {
+    Op::kQkv,    Op::kAttentionPrefill, Op::kAttentionDecode, Op::kOProj, Op::kMlp,
+    Op::kLmHead, Op::kNormRopeEmbed,    Op::kSampling,        Op::kComm,  Op::kOverhead};
+static_assert(
+    [] {
+      for (std::size_t i = 0; i < kNumOps; ++i) {
+        if (static_cast<std::size_t>(kAllOps[i]) != i) return false;
+      }
+      return true;
+    }(),
+    "kAllOps lists every Op once, in enum order");
+
 // Short snake_case name ("qkv", "attention_prefill", ...) for reports and CSV headers.
 std::string_view op_name(Op op);
 
