@@ -69,20 +69,46 @@ double condition_number(const Eigen::MatrixXd& a, const std::vector<Eigen::Index
 
 struct OpModel {
   std::vector<double> coefficients;  // seconds per feature unit
+  RowScale row_scale;                // GEMMs: median measured / linear at each row count
 };
+
+double linear_op(const OpModel& m, const CostFeatures& features, Op op, const BatchShape& s) {
+  const OpFeatureValues f = features.features(op, s);
+  double t = 0;
+  for (size_t k = 0; k < m.coefficients.size() && k < f.size; ++k)
+    t += m.coefficients[k] * f.values[k];
+  return t;
+}
+
+// The GEMM's row-efficiency table from the points `rows` of the fit: at each row count, the
+// median of measured over linear — a median so that one disturbed shape cannot bend it.
+RowScale fit_row_scale(const OpModel& m, const std::vector<ShapePoint>& points,
+                       const std::vector<size_t>& rows, const CostFeatures& features, Op op) {
+  std::map<double, std::vector<double>> ratios;
+  for (size_t i : rows) {
+    const ShapePoint& p = points[i];
+    const double r = gemm_rows(op, p.shape);
+    const double lin = linear_op(m, features, op, p.shape);
+    const double y = p.op_s[static_cast<size_t>(op)];
+    if (r > 0 && lin > 0 && y > 0) ratios[r].push_back(y / lin);
+  }
+  std::vector<RowFactor> factors;
+  for (auto& [r, v] : ratios) factors.push_back({r, percentile(v, 50)});
+  return RowScale(std::move(factors), std::string("calibrate fit: ") + std::string(op_name(op)));
+}
 
 // Fits every op on the points whose index is not in fold `skip` (-1: all points).
 std::array<OpModel, kNumOps> fit_ops(const std::vector<ShapePoint>& points,
                                      const CostFeatures& features, int folds, int skip,
                                      double max_condition) {
   std::array<OpModel, kNumOps> models;
+  std::vector<size_t> rows;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (skip < 0 || static_cast<int>(i % static_cast<size_t>(folds)) != skip) rows.push_back(i);
+  }
   for (size_t op = 0; op < kNumOps; ++op) {
     const size_t nf = op_feature_names(static_cast<Op>(op)).size();
     if (nf == 0) continue;
-    std::vector<size_t> rows;
-    for (size_t i = 0; i < points.size(); ++i) {
-      if (skip < 0 || static_cast<int>(i % static_cast<size_t>(folds)) != skip) rows.push_back(i);
-    }
     Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(nf));
     Eigen::VectorXd b(static_cast<Eigen::Index>(rows.size()));
     for (size_t r = 0; r < rows.size(); ++r) {
@@ -130,16 +156,11 @@ std::array<OpModel, kNumOps> fit_ops(const std::vector<ShapePoint>& points,
       models[op].coefficients[k] =
           x(static_cast<Eigen::Index>(k)) / scale(static_cast<Eigen::Index>(k));
     }
+    if (is_gemm_op(static_cast<Op>(op))) {
+      models[op].row_scale = fit_row_scale(models[op], points, rows, features, static_cast<Op>(op));
+    }
   }
   return models;
-}
-
-double predict_op(const OpModel& m, const CostFeatures& features, Op op, const BatchShape& s) {
-  const OpFeatureValues f = features.features(op, s);
-  double t = 0;
-  for (size_t k = 0; k < m.coefficients.size() && k < f.size; ++k)
-    t += m.coefficients[k] * f.values[k];
-  return t;
 }
 
 OpFitQuality quality(const std::vector<double>& y, const std::vector<double>& pred,
@@ -216,38 +237,60 @@ FitResult fit_profile(const ProfileRun& run, const FitOptions& o) {
                       " and let it finish (or widen its grid)");
   }
 
-  // Held-out predictions.
+  // Held-out predictions, per op with and without its row scale.
   const size_t n = points.size();
-  std::vector<double> step_y(n), step_pred(n);
-  std::array<std::vector<double>, kNumOps> op_y, op_pred;
-  std::array<std::vector<bool>, kNumOps> op_in;
+  std::array<std::vector<double>, kNumOps> linear_pred, scaled_pred;
+  for (auto& v : linear_pred) v.assign(n, 0.0);
+  for (auto& v : scaled_pred) v.assign(n, 0.0);
   for (int fold = 0; fold < o.folds; ++fold) {
     const auto models = fit_ops(points, features, o.folds, fold, o.max_condition);
     for (size_t i = static_cast<size_t>(fold); i < n; i += static_cast<size_t>(o.folds)) {
-      const ShapePoint& pt = points[i];
-      double total = 0;
       for (size_t op = 0; op < kNumOps; ++op) {
-        if (models[op].coefficients.empty()) continue;
-        const double pred = predict_op(models[op], features, static_cast<Op>(op), pt.shape);
-        total += pred;
-        op_y[op].push_back(pt.op_s[op]);
-        op_pred[op].push_back(pred);
-        op_in[op].push_back(pt.op_s[op] >= kOpMapeFloor * pt.step_s);
+        const Op which = static_cast<Op>(op);
+        const double lin = linear_op(models[op], features, which, points[i].shape);
+        linear_pred[op][i] = lin;
+        scaled_pred[op][i] = lin * models[op].row_scale.at(gemm_rows(which, points[i].shape));
       }
-      step_y[i] = pt.step_s;
-      step_pred[i] = total;
     }
   }
+  // A GEMM keeps its row scale when that predicts the held-out shapes better (error summed
+  // relative to each step): on a kernel whose time is linear in its rows the table only adds
+  // noise, and cross-validation says so.
+  std::array<bool, kNumOps> scaled{};
+  for (size_t op = 0; op < kNumOps; ++op) {
+    if (!is_gemm_op(static_cast<Op>(op))) continue;
+    double linear_err = 0, scaled_err = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double y = points[i].op_s[op];
+      linear_err += std::abs(linear_pred[op][i] - y) / points[i].step_s;
+      scaled_err += std::abs(scaled_pred[op][i] - y) / points[i].step_s;
+    }
+    scaled[op] = scaled_err < linear_err;
+  }
+  std::vector<double> step_y(n), step_pred(n, 0.0);
+  for (size_t i = 0; i < n; ++i) step_y[i] = points[i].step_s;
   p.fit.samples = static_cast<int>(run.samples.size());
   p.fit.shapes = static_cast<int>(n);
   p.fit.folds = o.folds;
-  p.fit.step = quality(step_y, step_pred, std::vector<bool>(n, true));
   for (size_t op = 0; op < kNumOps; ++op) {
-    if (!op_y[op].empty()) p.fit.ops[op] = quality(op_y[op], op_pred[op], op_in[op]);
+    if (op_feature_names(static_cast<Op>(op)).empty()) continue;
+    const std::vector<double>& pred = scaled[op] ? scaled_pred[op] : linear_pred[op];
+    std::vector<double> y(n);
+    std::vector<bool> in_mape(n);
+    for (size_t i = 0; i < n; ++i) {
+      y[i] = points[i].op_s[op];
+      in_mape[i] = y[i] >= kOpMapeFloor * points[i].step_s;
+      step_pred[i] += pred[i];
+    }
+    p.fit.ops[op] = quality(y, pred, in_mape);
   }
+  p.fit.step = quality(step_y, step_pred, std::vector<bool>(n, true));
 
   const auto models = fit_ops(points, features, o.folds, -1, o.max_condition);
-  for (size_t op = 0; op < kNumOps; ++op) p.coefficients[op] = models[op].coefficients;
+  for (size_t op = 0; op < kNumOps; ++op) {
+    p.coefficients[op] = models[op].coefficients;
+    if (scaled[op]) p.row_scales[op] = models[op].row_scale;
+  }
   for (const ShapePoint& pt : points) {
     p.range.max_tokens = std::max(p.range.max_tokens, pt.shape.num_tokens);
     p.range.max_seqs = std::max<int64_t>(p.range.max_seqs, pt.shape.num_seqs);

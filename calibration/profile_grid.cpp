@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "models/config_error.h"
+#include "models/cost_features.h"
 
 namespace servesim {
 namespace {
@@ -16,7 +17,9 @@ std::vector<int> doubling(int start, int max, bool quick) {
 }
 
 // Prefill chunk sizes: the doubling steps and, unless quick, the 1.5x points between them —
-// GEMM kernels block rows by powers of two, and real chunks are rarely one.
+// GEMM kernels block rows by powers of two, and real chunks are rarely one — and the first
+// size past kSmallBatchRows, where the CPU engine leaves its small-batch kernel: a GEMM's
+// row scale (models/row_scale.h) would otherwise interpolate across that step.
 std::vector<int> chunk_sizes(int max, bool quick) {
   std::vector<int> v = doubling(16, max, quick);
   if (quick) return v;
@@ -24,6 +27,10 @@ std::vector<int> chunk_sizes(int max, bool quick) {
   for (size_t i = 0; i + 1 < n; ++i) {
     const int mid = v[i] + v[i] / 2;
     if (mid < v[i + 1]) v.push_back(mid);
+  }
+  const int past_small = static_cast<int>(kSmallBatchRows) + 1;
+  if (past_small < max && std::find(v.begin(), v.end(), past_small) == v.end()) {
+    v.push_back(past_small);
   }
   std::sort(v.begin(), v.end());
   return v;

@@ -1,5 +1,6 @@
 // ProfileGrid: the batch shapes `servesim calibrate profile` measures — prefill chunks of
-// growing size at several cached contexts (one and several sequences per step), decode
+// growing size (with the first size past the small-batch GEMM kernel) at several cached
+// contexts (one and several sequences per step), decode
 // batches at several contexts, and decodes mixed with a prefill chunk — so every feature of
 // every op (models/cost_features.h) varies independently across the grid and the fit is
 // well posed. Shapes are listed in a fixed order; their index identifies them in a run
@@ -31,6 +32,8 @@ struct ShapeSequence {
   int new_tokens = 0;  // computed this step
   int context = 0;     // already in the KV cache
   bool prefill = false;
+
+  bool operator==(const ShapeSequence&) const = default;
 };
 
 using ProfileShape = std::vector<ShapeSequence>;

@@ -14,12 +14,15 @@
 #include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "sim/rng.h"
 
 namespace servesim {
 namespace {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
+
+constexpr uint64_t kRoundOrderStream = 0x70726f66;  // "prof": the rounds' shuffles
 
 std::string utc_now() {
   const std::time_t t = std::time(nullptr);
@@ -144,7 +147,14 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
       }
     }
     for (const ProfileSample& s : previous.samples) {
-      if (s.shape < summary.shapes && s.repeat < o.repeats) done[s.shape].insert(s.repeat);
+      if (s.shape >= summary.shapes || s.repeat >= o.repeats ||
+          s.seqs != grid[static_cast<size_t>(s.shape)]) {
+        throw ConfigError("calibrate profile: " + o.out_dir + " holds shape " +
+                          std::to_string(s.shape) + " repeat " + std::to_string(s.repeat) +
+                          ", which this servesim's grid does not have (profiled by another "
+                          "version?); use another --out");
+      }
+      done[s.shape].insert(s.repeat);
       ++summary.samples_resumed;
     }
     if (previous.dropped_partial_lines > 0) {
@@ -191,16 +201,25 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
   if (!samples) throw ConfigError("calibrate profile: cannot write " + samples_path.string());
 
   const int vocab = spec.vocab_size;
-  for (int i = 0; i < summary.shapes; ++i) {
-    const std::set<int>& have = done[i];
-    if (static_cast<int>(have.size()) >= o.repeats) {
-      if (progress) progress(i + 1, summary.shapes);
-      continue;
+  const int total = summary.shapes * o.repeats;
+  int finished = summary.samples_resumed;
+  if (progress) progress(finished, total);
+  std::set<int> warmed;
+  const Rng order_rng = Rng(o.seed).fork(kRoundOrderStream);
+  for (int r = 0; r < o.repeats; ++r) {
+    std::vector<int> order(static_cast<size_t>(summary.shapes));
+    for (int i = 0; i < summary.shapes; ++i) order[static_cast<size_t>(i)] = i;
+    Rng rng = order_rng.fork(static_cast<uint64_t>(r));
+    for (size_t k = order.size(); k > 1; --k) {
+      std::swap(order[k - 1],
+                order[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(k) - 1))]);
     }
-    const ShapeBatch batch(grid[static_cast<size_t>(i)], o.block_size, vocab);
-    for (int w = 0; w < o.warmup; ++w) runner.execute(batch.output(), batch.tokens());
-    for (int r = 0; r < o.repeats; ++r) {
-      if (have.count(r) != 0) continue;
+    for (const int i : order) {
+      if (done[i].count(r) != 0) continue;
+      const ShapeBatch batch(grid[static_cast<size_t>(i)], o.block_size, vocab);
+      if (warmed.insert(i).second) {
+        for (int w = 0; w < o.warmup; ++w) runner.execute(batch.output(), batch.tokens());
+      }
       const Clock::time_point t0 = Clock::now();
       const RunnerOutput& res = runner.execute(batch.output(), batch.tokens());
       const Clock::time_point t1 = Clock::now();
@@ -216,8 +235,8 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
       samples << sample_to_json_line(s) << '\n' << std::flush;
       if (!samples) throw ConfigError("calibrate profile: cannot write " + samples_path.string());
       ++summary.samples_written;
+      if (progress) progress(++finished, total);
     }
-    if (progress) progress(i + 1, summary.shapes);
   }
   summary.wall_s = std::chrono::duration<double>(Clock::now() - start).count();
   return summary;

@@ -4,6 +4,11 @@
 // dtypes, grid, servesim version and git revision, date, and the device's measured read
 // bandwidth and GEMM rate.
 //
+// Repeats run in rounds: each round measures every shape once, in its own shuffled order
+// (seeded), so a slow stretch of a shared machine costs one repeat of many shapes — which the
+// fitter's medians drop — instead of every repeat of a few. A shape's warm-up steps run
+// before its first measured step.
+//
 // Safe to interrupt: samples are appended and flushed one line at a time. Resumable: run
 // again with the same options and directory and it measures only what is missing; with
 // other options it refuses (one line saying which differs) rather than mixing runs.
@@ -46,11 +51,11 @@ struct ProfilerSummary {
   double wall_s = 0;        // seconds this call took
 };
 
-// (shapes done, shapes in all); called after each shape.
+// (steps measured or resumed, steps in all: shapes x repeats); called after each step.
 using ProfileProgress = std::function<void(int done, int total)>;
 
 // Throws ConfigError for bad options, an unsupported model or backend, or a directory that
-// holds a profile of other options.
+// holds a profile of other options or of another grid (an older servesim's).
 ProfilerSummary run_profile(const ProfilerOptions& options, const Catalog& catalog,
                             const ProfileProgress& progress = {});
 

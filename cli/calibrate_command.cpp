@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -23,7 +24,7 @@ namespace {
 ProfileProgress progress_printer(bool enabled) {
   if (!enabled || isatty(STDERR_FILENO) == 0) return {};
   return [](int done, int total) {
-    std::fprintf(stderr, "\rprofile: %d/%d shapes", done, total);
+    std::fprintf(stderr, "\rprofile: %d/%d steps", done, total);
     if (done == total) std::fprintf(stderr, "\n");
     std::fflush(stderr);
   };
@@ -44,11 +45,25 @@ void print_fit(const CalibrationProfile& p, const std::string& out) {
               p.model.c_str(), p.backend.c_str(), p.device.c_str(), p.threads, p.fit.samples,
               p.fit.shapes, p.fit.folds);
   std::printf("held-out step time: MAPE %.1f%%, R² %.4f\n", 100 * p.fit.step.mape, p.fit.step.r2);
-  std::printf("%-18s %9s %8s\n", "op", "MAPE_%", "R²");
+  std::printf("%-18s %9s %8s  %s\n", "op", "MAPE_%", "R²", "row scale (GEMMs)");
   for (Op op : kAllOps) {
     if (op_feature_names(op).empty()) continue;  // comm: a profile covers one device
     const OpFitQuality& q = p.fit.ops[static_cast<size_t>(op)];
-    std::printf("%-18s %9.1f %8.4f\n", std::string(op_name(op)).c_str(), 100 * q.mape, q.r2);
+    std::string scale;
+    if (const RowScale& rs = p.row_scales[static_cast<size_t>(op)]; !rs.empty()) {
+      double lo = rs.points().front().factor, hi = lo;
+      for (const RowFactor& f : rs.points()) {
+        lo = std::min(lo, f.factor);
+        hi = std::max(hi, f.factor);
+      }
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "x%.2f-%.2f over %zu row counts", lo, hi, rs.points().size());
+      scale = buf;
+    } else if (is_gemm_op(op)) {
+      scale = "linear";
+    }
+    std::printf("%-18s %9.1f %8.4f  %s\n", std::string(op_name(op)).c_str(), 100 * q.mape, q.r2,
+                scale.c_str());
   }
   auto pct = [](double fitted, double measured) {
     return measured > 0 ? 100 * fitted / measured : 0.0;

@@ -70,6 +70,8 @@ StepTime CalibratedCostModel::predict(const BatchShape& shape) const {
     const OpFeatureValues f = features_.features(static_cast<Op>(i), shape);
     double s = 0;
     for (size_t k = 0; k < f.size && k < c.size(); ++k) s += c[k] * f.values[k];
+    const RowScale& scale = profile_.row_scales[i];
+    if (!scale.empty()) s *= scale.at(gemm_rows(static_cast<Op>(i), shape));
     t.op_s[i] = s;
     t.total_s += s;
   }

@@ -1,5 +1,6 @@
 // CalibratedCostModel: step time from a fitted profile — per op, the dot product of the
-// profile's coefficients with the CostFeatures of the batch shape, summed. The features are
+// profile's coefficients with the CostFeatures of the batch shape, times the op's RowScale
+// factor at the step's rows (GEMMs), summed. The features are
 // physical (FLOPs, weight and KV bytes, sequences), so a profile fitted on one model can
 // predict another model on the same device ("transfer"), at the accuracy docs/validation.md
 // reports.
@@ -9,7 +10,8 @@
 // unless the model was built with extrapolate = true, in which case such steps are counted
 // (extrapolated_steps()) so the caller can say so.
 //
-// predict() is O(1) and allocates nothing; immutable after construction except for the
+// predict() is O(1) in the step's sequences (a binary search in each GEMM's row table) and
+// allocates nothing; immutable after construction except for the
 // extrapolation counter, which is atomic: safe to call from several threads.
 #pragma once
 

@@ -45,6 +45,14 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
     ops[std::string(op_name(op))] = coeffs;
     op_quality[std::string(op_name(op))] = quality_json(p.fit.ops[static_cast<size_t>(op)]);
   }
+  nlohmann::json row_scale = nlohmann::json::object();
+  for (Op op : kAllOps) {
+    const RowScale& scale = p.row_scales[static_cast<size_t>(op)];
+    if (scale.empty()) continue;
+    nlohmann::json points = nlohmann::json::array();
+    for (const RowFactor& f : scale.points()) points.push_back({f.rows, f.factor});
+    row_scale[std::string(op_name(op))] = points;
+  }
   return {
       {"servesim_profile", kProfileFormatVersion},
       {"model", p.model},
@@ -54,6 +62,7 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
       {"weight_dtype", std::string(dtype_name(p.weight_dtype))},
       {"kv_dtype", std::string(dtype_name(p.kv_dtype))},
       {"seconds_per_unit", ops},
+      {"row_scale", row_scale},
       {"range",
        {{"max_tokens", p.range.max_tokens},
         {"max_seqs", p.range.max_seqs},
@@ -114,6 +123,31 @@ CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string&
     op_reader.finish();
   }
   ops_reader.finish();
+
+  // Optional: profiles fitted before row scales existed, or without one, predict linearly.
+  if (const nlohmann::json& scales = r.raw("row_scale"); !scales.is_null()) {
+    const std::string context = origin + ": row_scale";
+    if (!scales.is_object()) r.fail("row_scale", "must be an object of GEMM ops");
+    JsonObjectReader scale_reader(scales, context);
+    for (Op op : kAllOps) {
+      const std::string name(op_name(op));
+      if (!scale_reader.has(name)) continue;
+      if (!is_gemm_op(op)) {
+        scale_reader.fail(name, "is not a GEMM op; only qkv, o_proj, mlp and lm_head have one");
+      }
+      const nlohmann::json& points = scale_reader.raw(name);
+      std::vector<RowFactor> factors;
+      bool ok = points.is_array();
+      for (size_t i = 0; ok && i < points.size(); ++i) {
+        const nlohmann::json& pt = points[i];
+        ok = pt.is_array() && pt.size() == 2 && pt[0].is_number() && pt[1].is_number();
+        if (ok) factors.push_back({pt[0].get<double>(), pt[1].get<double>()});
+      }
+      if (!ok) scale_reader.fail(name, "must be a list of [rows, factor] pairs");
+      p.row_scales[static_cast<size_t>(op)] = RowScale(std::move(factors), context + "." + name);
+    }
+    scale_reader.finish();
+  }
 
   JsonObjectReader range(r.raw("range"), origin + ": range");
   p.range.max_tokens = positive_int64(range, "max_tokens");

@@ -1,7 +1,8 @@
 // CalibrationProfile: what `servesim calibrate fit` learned about one model on one device —
-// per-op coefficients of the CostFeatures, the range of batch shapes they were fitted on,
-// the held-out fit quality and the rates they imply — as stored in configs/profiles/*.json.
-// CalibratedCostModel predicts from it; the scenario's cost_model block points to the file.
+// per-op coefficients of the CostFeatures, each GEMM's row-efficiency curve, the range of batch
+// shapes they were fitted on, the held-out fit quality and the rates they imply — as stored in
+// configs/profiles/*.json. CalibratedCostModel predicts from it; the scenario's cost_model block
+// points to the file.
 //
 // Plain value; thread-compatible. The JSON reader is strict (unknown keys, wrong types and
 // coefficient counts that do not match the features are one-line ConfigErrors).
@@ -15,6 +16,7 @@
 
 #include "models/cost_model.h"
 #include "models/dtype.h"
+#include "models/row_scale.h"
 
 namespace servesim {
 
@@ -58,6 +60,9 @@ struct CalibrationProfile {
   DType kv_dtype = DType::kFp32;
   // Seconds per unit of each feature of op_feature_names(op); empty for ops without features.
   std::array<std::vector<double>, kNumOps> coefficients;
+  // Per GEMM op, its time over the linear model by rows; empty (identity) where the held-out
+  // fit did not gain from one, and for ops that are not GEMMs.
+  std::array<RowScale, kNumOps> row_scales;
   ProfileRange range;
   FitQuality fit;
   FittedRates rates;

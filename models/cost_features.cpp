@@ -42,9 +42,17 @@ std::span<const std::string_view> op_feature_names(Op op) {
   return {};
 }
 
+bool is_gemm_op(Op op) {
+  return op == Op::kQkv || op == Op::kOProj || op == Op::kMlp || op == Op::kLmHead;
+}
+
 bool op_feature_is_refinement(Op op, std::size_t k) {
-  const bool gemm = op == Op::kQkv || op == Op::kOProj || op == Op::kMlp || op == Op::kLmHead;
-  return gemm && k >= 2;
+  return is_gemm_op(op) && k >= 2;
+}
+
+double gemm_rows(Op op, const BatchShape& shape) {
+  if (!is_gemm_op(op)) return 0;
+  return static_cast<double>(op == Op::kLmHead ? shape.num_sampled : shape.num_tokens);
 }
 
 CostFeatures::CostFeatures(const ModelSpec& model, DType weight_dtype, DType kv_dtype) {

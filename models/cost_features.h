@@ -55,6 +55,13 @@ std::span<const std::string_view> op_feature_names(Op op);
 // fit may leave it out when the profiled shapes cannot tell it apart from them.
 bool op_feature_is_refinement(Op op, std::size_t k);
 
+// qkv, o_proj, mlp and lm_head: the ops that are matrix multiplications by the weights.
+bool is_gemm_op(Op op);
+
+// Rows `op` multiplies in `shape` when it is a GEMM — the step's tokens, lm_head's sampled
+// rows — the key of its RowScale; 0 for ops that are not GEMMs.
+double gemm_rows(Op op, const BatchShape& shape);
+
 class CostFeatures {
  public:
   // Throws ConfigError when the model is not a dense, full-attention Llama-family decoder

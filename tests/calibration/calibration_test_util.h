@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 
@@ -52,9 +53,14 @@ inline std::array<std::vector<double>, kNumOps> known_coefficients() {
   return c;
 }
 
+// Times a GEMM op's linear time by, given the op and its rows (models/cost_features.h).
+using RowSlowdown = std::function<double(Op, double rows)>;
+
 // A run of the tiny model over the full grid whose op times are the known coefficients'
-// predictions times (1 + noise), noise uniform in [-noise, noise].
-inline ProfileRun synthetic_run(double noise, int repeats = 3, uint64_t seed = 1) {
+// predictions times (1 + noise), noise uniform in [-noise, noise], each GEMM's also times
+// `slowdown` when one is given.
+inline ProfileRun synthetic_run(double noise, int repeats = 3, uint64_t seed = 1,
+                                const RowSlowdown& slowdown = {}) {
   const ModelSpec spec = tiny_model();
   const CostFeatures features(spec, DType::kFp32, DType::kFp32);
   const auto coeffs = known_coefficients();
@@ -78,6 +84,9 @@ inline ProfileRun synthetic_run(double noise, int repeats = 3, uint64_t seed = 1
         const OpFeatureValues f = features.features(static_cast<Op>(op), shape);
         double t = 0;
         for (size_t k = 0; k < coeffs[op].size(); ++k) t += coeffs[op][k] * f.values[k];
+        if (slowdown && is_gemm_op(static_cast<Op>(op))) {
+          t *= slowdown(static_cast<Op>(op), gemm_rows(static_cast<Op>(op), shape));
+        }
         s.op_s[op] = t * (1 + u(rng));
         s.step_s += s.op_s[op];
       }

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "calibration/profile_fitter.h"
@@ -79,6 +80,64 @@ TEST(Profiler, ResumesAnInterruptedRunWithoutRemeasuring) {
 
   const ProfilerSummary again = run_profile(o, Catalog());
   EXPECT_EQ(again.samples_written, 0);
+}
+
+TEST(Profiler, MeasuresInRoundsEachShapeOnceInAShuffledOrder) {
+  const std::string dir = testing::fresh_dir("profiler_rounds");
+  const ProfilerOptions o = tiny_options(dir);
+  run_profile(o, Catalog());
+  const ProfileRun run = load_profile_run(dir);
+  const size_t shapes = make_profile_grid(o.grid).size();
+  ASSERT_EQ(run.samples.size(), 2 * shapes);
+  // Round 0 holds every shape once before any shape's second repeat.
+  std::vector<int> round0, round1;
+  for (size_t i = 0; i < shapes; ++i) {
+    EXPECT_EQ(run.samples[i].repeat, 0);
+    EXPECT_EQ(run.samples[shapes + i].repeat, 1);
+    round0.push_back(run.samples[i].shape);
+    round1.push_back(run.samples[shapes + i].shape);
+  }
+  std::vector<int> grid_order(shapes);
+  for (size_t i = 0; i < shapes; ++i) grid_order[i] = static_cast<int>(i);
+  EXPECT_TRUE(std::is_permutation(round0.begin(), round0.end(), grid_order.begin()));
+  EXPECT_TRUE(std::is_permutation(round1.begin(), round1.end(), grid_order.begin()));
+  // Shuffled, each round its own way, and the same way for the same seed.
+  EXPECT_NE(round0, grid_order);
+  EXPECT_NE(round0, round1);
+  const std::string again = testing::fresh_dir("profiler_rounds_again");
+  ProfilerOptions o2 = tiny_options(again);
+  run_profile(o2, Catalog());
+  const ProfileRun run2 = load_profile_run(again);
+  for (size_t i = 0; i < run.samples.size(); ++i) {
+    EXPECT_EQ(run2.samples[i].shape, run.samples[i].shape);
+  }
+}
+
+TEST(Profiler, RefusesSamplesOfAnotherGrid) {
+  const std::string dir = testing::fresh_dir("profiler_grid");
+  const ProfilerOptions o = tiny_options(dir);
+  run_profile(o, Catalog());
+  // Rewrite the directory as a servesim whose grid listed other shapes would have left it.
+  ProfileRun run = load_profile_run(dir);
+  run.samples[0].seqs = {{3, 0, true}};
+  {
+    std::ofstream out(dir + "/samples.jsonl", std::ios::trunc);
+    for (const ProfileSample& s : run.samples) out << sample_to_json_line(s) << '\n';
+  }
+  EXPECT_THAT([&] { run_profile(o, Catalog()); },
+              ThrowsMessage<ConfigError>(HasSubstr("which this servesim's grid does not have")));
+}
+
+TEST(Profiler, GridSeparatesTheSmallBatchKernelFromTheBlockedOne) {
+  const ProfileGridOptions full{.max_tokens = 512, .max_seqs = 8, .max_context = 512};
+  bool at_small = false, past_small = false;
+  for (const ProfileShape& s : make_profile_grid(full)) {
+    if (s.size() != 1 || !s[0].prefill) continue;
+    at_small |= s[0].new_tokens == static_cast<int>(kSmallBatchRows);
+    past_small |= s[0].new_tokens == static_cast<int>(kSmallBatchRows) + 1;
+  }
+  EXPECT_TRUE(at_small);
+  EXPECT_TRUE(past_small);
 }
 
 TEST(Profiler, RefusesToMixRunsOfOtherOptions) {

@@ -52,6 +52,14 @@ TEST(CalibrationProfile, RoundTripsThroughJson) {
   EXPECT_EQ(q.environment, p.environment);
   EXPECT_EQ(profile_to_json(q), profile_to_json(p));
 
+  CalibrationProfile scaled = p;
+  scaled.row_scales[static_cast<size_t>(Op::kMlp)] = RowScale({{16, 0.9}, {24, 1.4}}, "test");
+  const CalibrationProfile r = profile_from_json(profile_to_json(scaled), "test");
+  ASSERT_EQ(r.row_scales[static_cast<size_t>(Op::kMlp)].points().size(), 2u);
+  EXPECT_DOUBLE_EQ(r.row_scales[static_cast<size_t>(Op::kMlp)].at(24), 1.4);
+  EXPECT_TRUE(r.row_scales[static_cast<size_t>(Op::kQkv)].empty());
+  EXPECT_EQ(profile_to_json(r), profile_to_json(scaled));
+
   const std::string path =
       (std::filesystem::temp_directory_path() / "servesim_profile_roundtrip.json").string();
   save_profile(p, path);
@@ -75,6 +83,19 @@ TEST(CalibrationProfile, MalformedFilesAreOneLineErrors) {
   bad = j;
   bad["backend"] = "tpu";
   EXPECT_THROW(profile_from_json(bad, "p.json"), ConfigError);
+  bad = j;
+  bad["row_scale"] = {{"mlp", {{16, 1.0}, {8, 1.1}}}};
+  EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
+              ThrowsMessage<ConfigError>(HasSubstr("p.json: row_scale.mlp: rows must strictly")));
+  bad["row_scale"] = {{"mlp", {{16, 1.0, 3}}}};
+  EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
+              ThrowsMessage<ConfigError>(HasSubstr("[rows, factor] pairs")));
+  bad["row_scale"] = {{"attention_decode", {{16, 1.0}}}};
+  EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
+              ThrowsMessage<ConfigError>(HasSubstr("is not a GEMM op")));
+  bad["row_scale"] = {{"mpl", {{16, 1.0}}}};
+  EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
+              ThrowsMessage<ConfigError>(HasSubstr("mpl")));
   bad = j;
   bad["extra"] = 1;
   EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
@@ -101,6 +122,24 @@ TEST(CalibratedCostModel, PredictsTheDotProductOfCoefficientsAndFeatures) {
   EXPECT_DOUBLE_EQ(t.total_s, total);
   EXPECT_GT(t[Op::kMlp], 0.0);
   EXPECT_EQ(t[Op::kComm], 0.0);
+}
+
+TEST(CalibratedCostModel, ScalesEachGemmByItsRowFactor) {
+  CalibrationProfile p = make_profile("Llama-100M-bench");
+  const ModelSpec m = model("Llama-100M-bench");
+  const CalibratedCostModel linear(p, m, {});
+  p.row_scales[static_cast<size_t>(Op::kMlp)] = RowScale({{16, 1.0}, {64, 2.0}}, "test");
+  p.row_scales[static_cast<size_t>(Op::kLmHead)] = RowScale({{1, 3.0}, {8, 1.0}}, "test");
+  const CalibratedCostModel scaled(p, m, {});
+  BatchShape prefill;  // 64 rows through the MLP, one sampled row through lm_head
+  prefill.add_sequence(64, 0, true, true);
+  const StepTime a = linear.predict(prefill);
+  const StepTime b = scaled.predict(prefill);
+  EXPECT_DOUBLE_EQ(b[Op::kMlp], 2.0 * a[Op::kMlp]);
+  EXPECT_DOUBLE_EQ(b[Op::kLmHead], 3.0 * a[Op::kLmHead]);
+  EXPECT_DOUBLE_EQ(b[Op::kQkv], a[Op::kQkv]);
+  EXPECT_DOUBLE_EQ(b[Op::kAttentionPrefill], a[Op::kAttentionPrefill]);
+  EXPECT_DOUBLE_EQ(b.total_s - a.total_s, a[Op::kMlp] + 2.0 * a[Op::kLmHead]);
 }
 
 TEST(CalibratedCostModel, MoreTokensCostMore) {
