@@ -217,8 +217,12 @@ class EngineServer::Run {
     e.busy_s += end_s - start_s;
     for (size_t op = 0; op < kNumOps; ++op) e.op_totals.op_s[op] += trace.op_s[op];
     last_step_tokens_ = 0;
+    ServedStep& served = result_.steps.emplace_back();
+    served.shape.sliding_window = server_.config().model.sliding_window;
+    served.seconds = end_s - start_s;
     for (const StepSequenceTrace& s : trace.sequences) {
       last_step_tokens_ += s.new_tokens;
+      served.shape.add_sequence(s.new_tokens, s.context_tokens, s.prefill, s.token >= 0);
       auto it = in_flight_.find(s.request_id);
       if (it == in_flight_.end()) continue;
       InFlight& f = it->second;

@@ -60,8 +60,15 @@ struct EngineServeOptions {
   std::ostream* trace = nullptr;        // one StepTrace JSON line per step; borrowed; nullptr: none
 };
 
+// One step the engine served, as a cost model sees it: its shape and the wall seconds it took.
+struct ServedStep {
+  BatchShape shape;
+  double seconds = 0;
+};
+
 struct EngineServeResult {
   MetricsSummary summary;
+  std::vector<ServedStep> steps;        // every step, in order
   std::vector<MetricsSummary> by_step;  // stepped-concurrency workloads: one per step
   std::vector<RequestRecord> records;   // every request, in the order it left
   // The engine as one replica: steps, busy_s (wall seconds inside steps), preemptions,

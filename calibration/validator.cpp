@@ -1,9 +1,12 @@
 #include "calibration/validator.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "models/calibrated_cost_model.h"
 #include "models/config_error.h"
+#include "sim/percentile.h"
 #include "sim/result_writer.h"
 
 namespace servesim {
@@ -20,42 +23,101 @@ nlohmann::json number_or_null(double v) {
   return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json();
 }
 
-}  // namespace
+MetricComparison row(std::string metric, std::string unit, double engine, double simulated) {
+  MetricComparison r;
+  r.metric = std::move(metric);
+  r.unit = std::move(unit);
+  r.engine = engine;
+  r.simulated = simulated;
+  return r;
+}
 
-std::vector<MetricComparison> compare_summaries(const MetricsSummary& e, const MetricsSummary& s) {
+// One run's rows: engine and simulated values only.
+std::vector<MetricComparison> compare_one(const MetricsSummary& e, const MetricsSummary& s) {
   std::vector<MetricComparison> rows;
   auto latency = [&](const char* name, const LatencyStats& le, const LatencyStats& ls) {
     const std::pair<const char*, double LatencyStats::*> pcts[] = {{"p50", &LatencyStats::p50_s},
                                                                    {"p90", &LatencyStats::p90_s},
                                                                    {"p99", &LatencyStats::p99_s}};
     for (const auto& [pct, field] : pcts) {
-      const double a = 1e3 * le.*field;
-      const double b = 1e3 * ls.*field;
-      rows.push_back({std::string(name) + "_" + pct, "ms", a, b, relative_error(a, b)});
+      rows.push_back(row(std::string(name) + "_" + pct, "ms", 1e3 * le.*field, 1e3 * ls.*field));
     }
   };
   latency("ttft", e.ttft, s.ttft);
   latency("tpot", e.tpot, s.tpot);
   latency("itl", e.itl, s.itl);
   latency("e2e", e.e2e, s.e2e);
-  rows.push_back({"request_throughput", "req/s", e.request_throughput, s.request_throughput,
-                  relative_error(e.request_throughput, s.request_throughput)});
-  rows.push_back({"output_throughput", "tok/s", e.output_throughput, s.output_throughput,
-                  relative_error(e.output_throughput, s.output_throughput)});
-  rows.push_back({"total_token_throughput", "tok/s", e.total_token_throughput,
-                  s.total_token_throughput,
-                  relative_error(e.total_token_throughput, s.total_token_throughput)});
+  rows.push_back(row("request_throughput", "req/s", e.request_throughput, s.request_throughput));
+  rows.push_back(row("output_throughput", "tok/s", e.output_throughput, s.output_throughput));
+  rows.push_back(
+      row("total_token_throughput", "tok/s", e.total_token_throughput, s.total_token_throughput));
+  return rows;
+}
+
+StepCheck check_steps(const std::vector<EngineServeResult>& runs, const CostModel& cost) {
+  std::vector<double> ratios, errors;
+  for (const EngineServeResult& run : runs) {
+    for (const ServedStep& step : run.steps) {
+      const double predicted = cost.predict(step.shape).total_s;
+      if (!(predicted > 0) || !(step.seconds > 0)) continue;
+      ratios.push_back(step.seconds / predicted);
+      errors.push_back(std::abs(predicted / step.seconds - 1));
+    }
+  }
+  StepCheck c;
+  c.steps = static_cast<int64_t>(ratios.size());
+  if (ratios.empty()) return c;
+  c.median_ratio = percentile(ratios, 50);
+  for (double e : errors) c.mean_error += e / static_cast<double>(errors.size());
+  c.p90_error = percentile(errors, 90);
+  return c;
+}
+
+}  // namespace
+
+std::vector<MetricComparison> compare_summaries(const std::vector<MetricsSummary>& engine_runs,
+                                                const MetricsSummary& simulated) {
+  std::vector<std::vector<MetricComparison>> per_run;
+  for (const MetricsSummary& e : engine_runs) per_run.push_back(compare_one(e, simulated));
+  std::vector<MetricComparison> rows = per_run.front();
+  for (size_t k = 0; k < rows.size(); ++k) {
+    MetricComparison& row = rows[k];
+    row.engine_runs.clear();
+    std::vector<double> measured;  // a run that measured nothing (no request done) has NaN
+    for (const auto& run : per_run) {
+      row.engine_runs.push_back(run[k].engine);
+      if (std::isfinite(run[k].engine)) measured.push_back(run[k].engine);
+    }
+    row.engine = kNaN;
+    row.engine_spread = 0;
+    if (!measured.empty()) {
+      const auto [lo, hi] = std::minmax_element(measured.begin(), measured.end());
+      row.engine = percentile(measured, 50);
+      if (row.engine > 0) row.engine_spread = (*hi - *lo) / row.engine;
+    }
+    row.error = relative_error(row.engine, row.simulated);
+  }
   return rows;
 }
 
 nlohmann::json ValidationReport::to_json() const {
   nlohmann::json metrics = nlohmann::json::array();
   for (const MetricComparison& r : rows) {
+    nlohmann::json runs = nlohmann::json::array();
+    for (double v : r.engine_runs) runs.push_back(number_or_null(v));
     metrics.push_back({{"metric", r.metric},
                        {"unit", r.unit},
                        {"engine", number_or_null(r.engine)},
+                       {"engine_runs", runs},
+                       {"engine_spread", number_or_null(r.engine_spread)},
                        {"simulated", number_or_null(r.simulated)},
                        {"error", number_or_null(r.error)}});
+  }
+  nlohmann::json engine = nlohmann::json::array();
+  for (const EngineServeResult& run : engine_runs) {
+    engine.push_back({{"summary", summary_json(run.summary)},
+                      {"replica", replica_json(run.engine)},
+                      {"wall_s", run.wall_s}});
   }
   return {{"scenario", scenario},
           {"profile", profile},
@@ -66,10 +128,12 @@ nlohmann::json ValidationReport::to_json() const {
           {"kv_blocks", kv_blocks},
           {"extrapolated_steps", extrapolated_steps},
           {"comparison", metrics},
-          {"engine",
-           {{"summary", summary_json(engine.summary)},
-            {"replica", replica_json(engine.engine)},
-            {"wall_s", engine.wall_s}}},
+          {"step_check",
+           {{"steps", step_check.steps},
+            {"median_measured_over_predicted", step_check.median_ratio},
+            {"mean_error", step_check.mean_error},
+            {"p90_error", step_check.p90_error}}},
+          {"engine", {{"runs", engine}}},
           {"simulated",
            {{"summary", summary_json(simulated.summary)},
             {"fingerprint", simulated.fingerprint},
@@ -77,6 +141,7 @@ nlohmann::json ValidationReport::to_json() const {
 }
 
 ValidationReport validate_profile(const Scenario& scenario, const ValidationOptions& o) {
+  if (o.runs < 1) throw ConfigError("calibrate validate: --runs must be >= 1");
   const CalibrationProfile profile = load_profile(o.profile_path);
   if (profile.backend != "cpu") {
     throw ConfigError("calibrate validate: " + o.profile_path + " profiles the " + profile.backend +
@@ -107,10 +172,18 @@ ValidationReport validate_profile(const Scenario& scenario, const ValidationOpti
   report.kv_blocks = server.scheduler_config().num_gpu_blocks;
 
   Observer quiet;
-  report.engine = server.run(quiet);
+  std::vector<MetricsSummary> summaries;
+  for (int run = 0; run < o.runs; ++run) {
+    report.engine_runs.push_back(server.run(quiet));
+    summaries.push_back(report.engine_runs.back().summary);
+  }
   report.simulated = simulation.run(quiet);
   report.extrapolated_steps = report.simulated.extrapolated_steps;
-  report.rows = compare_summaries(report.engine.summary, report.simulated.summary);
+  report.rows = compare_summaries(summaries, report.simulated.summary);
+  // Priced without the range check: Simulation already enforced it on the simulated steps.
+  const CalibratedCostModel cost(profile, scenario.config.model, scenario.config.parallel,
+                                 {.extrapolate = true, .transfer = true});
+  report.step_check = check_steps(report.engine_runs, cost);
   return report;
 }
 

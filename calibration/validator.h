@@ -8,6 +8,14 @@
 // With a profile of another model ("transfer") the same comparison measures how well the
 // fitted rates carry over to a model that was never profiled.
 //
+// A shared machine's speed drifts, so the engine may serve the workload several times
+// (`runs`): each metric's engine value is the median of the runs, and the runs' spread is
+// reported next to it — the noise floor the simulator's error should be read against. The
+// report also prices every step the engine served with the profile (StepCheck): the
+// simulator's latency errors compound queueing on top of step-time errors, and a median
+// measured/predicted ratio away from 1 says the machine ran slower or faster than when it
+// was profiled.
+//
 // Stateless; one validation at a time per thread.
 #pragma once
 
@@ -24,9 +32,20 @@ namespace servesim {
 struct MetricComparison {
   std::string metric;    // "ttft_p50", "output_throughput", ...
   std::string unit;      // "ms" or "tok/s" or "req/s"
-  double engine = 0;     // measured, in `unit`
+  double engine = 0;     // measured, in `unit` (the median of the runs)
   double simulated = 0;  // predicted, in `unit`
   double error = 0;      // simulated / engine - 1; NaN when the engine measured 0 or nothing
+  std::vector<double> engine_runs;  // each run's measurement, in `unit`
+  // (largest - smallest run) / engine: how much the engine disagreed with itself; 0 for one run.
+  double engine_spread = 0;
+};
+
+// The profile's cost model on the steps the engine served.
+struct StepCheck {
+  int64_t steps = 0;        // priced
+  double median_ratio = 0;  // median of measured / predicted step seconds
+  double mean_error = 0;    // mean of |predicted / measured - 1|, fraction
+  double p90_error = 0;     // 90th percentile of the same
 };
 
 struct ValidationReport {
@@ -38,9 +57,10 @@ struct ValidationReport {
   bool transferred = false;  // the profile is of another model
   int64_t kv_blocks = 0;     // both sides' KV-cache blocks
   int64_t extrapolated_steps = 0;
-  EngineServeResult engine;
+  std::vector<EngineServeResult> engine_runs;  // one per run, in order
   SimulationResult simulated;
   std::vector<MetricComparison> rows;
+  StepCheck step_check;  // over the steps of every run
 
   nlohmann::json to_json() const;
 };
@@ -49,6 +69,7 @@ struct ValidationOptions {
   std::string profile_path;
   bool transfer = false;     // accept a profile of another model
   bool extrapolate = false;  // accept steps beyond the profile's range
+  int runs = 1;              // times the engine serves the workload. REQUIRES: >= 1
   EngineServeOptions engine;
 };
 
@@ -56,8 +77,9 @@ struct ValidationOptions {
 // profile of another model without transfer, or anything EngineServer or Simulation refuse.
 ValidationReport validate_profile(const Scenario& scenario, const ValidationOptions& options);
 
-// The comparison rows of two summaries (also used by tests).
-std::vector<MetricComparison> compare_summaries(const MetricsSummary& engine,
+// The comparison rows of the engine's runs (medians) against the simulation (also used by
+// tests). REQUIRES: engine_runs not empty.
+std::vector<MetricComparison> compare_summaries(const std::vector<MetricsSummary>& engine_runs,
                                                 const MetricsSummary& simulated);
 
 }  // namespace servesim

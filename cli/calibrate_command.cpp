@@ -111,6 +111,7 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
   vo.profile_path = profile_path;
   vo.transfer = o.transfer;
   vo.extrapolate = o.extrapolate;
+  vo.runs = o.runs;
   vo.engine.num_threads = o.profiler.threads;
   vo.engine.num_gpu_blocks = o.num_blocks;
   if (!o.json && isatty(STDERR_FILENO) != 0) {
@@ -134,17 +135,32 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
         r.scenario.c_str(), r.served_model.c_str(), r.backend.c_str(), o.profiler.threads,
         o.profiler.threads == 1 ? "" : "s", r.profile.c_str(), r.profiled_model.c_str(),
         r.transferred ? ", transferred" : "", static_cast<long long>(r.kv_blocks));
-    std::printf("%-24s %12s %12s %9s\n", "metric", "engine", "simulated", "error_%");
+    const bool several = r.engine_runs.size() > 1;
+    std::printf("%-24s %12s %12s %9s%s\n", "metric", several ? "engine(med)" : "engine",
+                "simulated", "error_%", several ? "  engine_spread_%" : "");
     for (const MetricComparison& m : r.rows) {
       const std::string name = m.metric + " (" + m.unit + ")";
-      std::printf(
-          "%-24s %12.2f %12.2f %9s\n", name.c_str(), m.engine, m.simulated,
-          std::isfinite(m.error) ? std::to_string(std::lround(100 * m.error)).c_str() : "n/a");
+      const std::string error =
+          std::isfinite(m.error) ? std::to_string(std::lround(100 * m.error)) : "n/a";
+      const std::string spread =
+          several ? "  " + std::to_string(std::lround(100 * m.engine_spread)) : "";
+      std::printf("%-24s %12.2f %12.2f %9s%s\n", name.c_str(), m.engine, m.simulated, error.c_str(),
+                  spread.c_str());
     }
-    std::printf("completed: engine %llu, simulated %llu of %llu requests; engine wall %.1f s\n",
-                static_cast<unsigned long long>(r.engine.summary.completed),
-                static_cast<unsigned long long>(r.simulated.summary.completed),
-                static_cast<unsigned long long>(r.engine.summary.requests), r.engine.wall_s);
+    double wall_s = 0;
+    for (const EngineServeResult& run : r.engine_runs) wall_s += run.wall_s;
+    std::printf(
+        "completed: engine %llu, simulated %llu of %llu requests; engine wall %.1f s (%zu "
+        "run%s)\n",
+        static_cast<unsigned long long>(r.engine_runs.back().summary.completed),
+        static_cast<unsigned long long>(r.simulated.summary.completed),
+        static_cast<unsigned long long>(r.engine_runs.back().summary.requests), wall_s,
+        r.engine_runs.size(), several ? "s" : "");
+    const StepCheck& c = r.step_check;
+    std::printf(
+        "profile on the engine's %lld steps: measured/predicted median %.3f, mean error %.1f%%, "
+        "p90 %.1f%%\n",
+        static_cast<long long>(c.steps), c.median_ratio, 100 * c.mean_error, 100 * c.p90_error);
     if (r.extrapolated_steps > 0) {
       std::printf("note: %lld simulated steps lay beyond the profile's range (extrapolated)\n",
                   static_cast<long long>(r.extrapolated_steps));
@@ -188,6 +204,9 @@ void add_validate_options(CLI::App* c, CalibrateCommandOptions& o) {
   c->add_option("--num-blocks", o.num_blocks, "Engine KV-cache blocks (default: its budget)");
   c->add_flag("--transfer", o.transfer, "Accept a profile of another model (transfer validation)");
   c->add_flag("--extrapolate", o.extrapolate, "Accept steps beyond the profile's range");
+  c->add_option("--runs", o.runs,
+                "Serve the workload this many times; the engine's figures are their medians")
+      ->check(CLI::PositiveNumber);
   c->add_option("--max-error", o.max_error,
                 "Exit 1 when throughput, TPOT p50 or TTFT p50/p99 is off by more (fraction)");
   c->add_flag("--json", o.json, "Print the report as JSON");

@@ -38,6 +38,7 @@ struct CalibrateCommandOptions {
   std::optional<uint64_t> seed;        // validate: the scenario's seed unless given
   int64_t num_blocks = 0;              // validate: engine KV blocks; 0 = its default budget
   double max_error = 0;                // validate: exit 1 beyond this |error|; 0 = never
+  int runs = 3;                        // validate: engine runs, medians reported
   std::string all_out;                 // all: folder for run/, profile.json, validation.json
   bool json = false;
 };

@@ -1,0 +1,122 @@
+// calibrate validate's arithmetic: medians and spreads over several engine runs, the step check
+// over the engine's own steps, and the options it refuses.
+#include "calibration/validator.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "calibration/profile_fitter.h"
+#include "calibration_test_util.h"
+#include "models/config_error.h"
+
+namespace servesim {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::ThrowsMessage;
+
+MetricsSummary summary(double output_throughput, double ttft_p50_s) {
+  MetricsSummary s;
+  s.output_throughput = output_throughput;
+  s.ttft.p50_s = ttft_p50_s;
+  return s;
+}
+
+const MetricComparison& find(const std::vector<MetricComparison>& rows, const std::string& m) {
+  for (const MetricComparison& r : rows) {
+    if (r.metric == m) return r;
+  }
+  throw std::runtime_error("no row " + m);
+}
+
+TEST(Validator, EngineFiguresAreTheMediansOfTheRunsWithTheirSpread) {
+  const std::vector<MetricComparison> rows = compare_summaries(
+      {summary(10, 0.20), summary(12, 0.30), summary(11, 0.25)}, summary(11.55, 0.20));
+  const MetricComparison& tput = find(rows, "output_throughput");
+  EXPECT_EQ(tput.engine_runs, (std::vector<double>{10, 12, 11}));
+  EXPECT_DOUBLE_EQ(tput.engine, 11);
+  EXPECT_DOUBLE_EQ(tput.engine_spread, 2.0 / 11);
+  EXPECT_NEAR(tput.error, 0.05, 1e-12);
+  const MetricComparison& ttft = find(rows, "ttft_p50");
+  EXPECT_EQ(ttft.unit, "ms");
+  EXPECT_DOUBLE_EQ(ttft.engine, 250);
+  EXPECT_NEAR(ttft.error, -0.2, 1e-12);
+}
+
+TEST(Validator, OneRunHasNoSpreadAndARunThatMeasuredNothingIsLeftOut) {
+  const MetricComparison one =
+      find(compare_summaries({summary(10, 0.2)}, summary(9, 0.2)), "output_throughput");
+  EXPECT_DOUBLE_EQ(one.engine, 10);
+  EXPECT_EQ(one.engine_spread, 0.0);
+  EXPECT_NEAR(one.error, -0.1, 1e-12);
+
+  const MetricComparison some = find(
+      compare_summaries({summary(10, 0.2), MetricsSummary{}, summary(14, 0.2)}, summary(12, 0.2)),
+      "output_throughput");
+  EXPECT_DOUBLE_EQ(some.engine, 12);
+  EXPECT_EQ(some.engine_runs.size(), 3u);
+  EXPECT_TRUE(std::isnan(some.engine_runs[1]));
+
+  const MetricComparison none =
+      find(compare_summaries({MetricsSummary{}}, summary(12, 0.2)), "output_throughput");
+  EXPECT_TRUE(std::isnan(none.engine));
+  EXPECT_TRUE(std::isnan(none.error));
+}
+
+class ValidateTiny : public ::testing::Test {
+ protected:
+  static std::string profile_path() {
+    const CalibrationProfile p = fit_profile(testing::synthetic_run(0.0), FitOptions{}).profile;
+    const std::string path = testing::fresh_dir("validator") + "/profile.json";
+    save_profile(p, path);
+    return path;
+  }
+
+  static Scenario scenario() {
+    return load_scenario(
+        std::string(SERVESIM_SOURCE_DIR) + "/tests/calibration/data/calibrate-tiny.json",
+        {"workload.num_requests=4", "workload.arrival.rate_qps=1000"}, Catalog());
+  }
+};
+
+TEST_F(ValidateTiny, ServesEveryRunAndPricesEveryStepTheEngineTook) {
+  ValidationOptions o;
+  o.profile_path = profile_path();
+  o.runs = 2;
+  const ValidationReport r = validate_profile(scenario(), o);
+  ASSERT_EQ(r.engine_runs.size(), 2u);
+  int64_t steps = 0;
+  for (const EngineServeResult& run : r.engine_runs) {
+    EXPECT_EQ(run.summary.completed, 4u);
+    ASSERT_EQ(run.steps.size(), static_cast<size_t>(run.engine.steps));
+    double busy_s = 0;
+    for (const ServedStep& s : run.steps) {
+      EXPECT_GT(s.shape.num_tokens, 0);
+      EXPECT_GT(s.seconds, 0.0);
+      busy_s += s.seconds;
+    }
+    EXPECT_NEAR(busy_s, run.engine.busy_s, 1e-9 * run.engine.busy_s);
+    steps += run.engine.steps;
+  }
+  EXPECT_EQ(r.step_check.steps, steps);
+  EXPECT_GT(r.step_check.median_ratio, 0.0);
+  EXPECT_GE(r.step_check.p90_error, 0.0);
+  for (const MetricComparison& m : r.rows) EXPECT_EQ(m.engine_runs.size(), 2u) << m.metric;
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["engine"]["runs"].size(), 2u);
+  EXPECT_EQ(j["step_check"]["steps"], steps);
+  EXPECT_EQ(j["comparison"][0]["engine_runs"].size(), 2u);
+}
+
+TEST_F(ValidateTiny, RunsMustBePositive) {
+  ValidationOptions o;
+  o.profile_path = profile_path();
+  o.runs = 0;
+  EXPECT_THAT([&] { validate_profile(scenario(), o); },
+              ThrowsMessage<ConfigError>(HasSubstr("--runs must be >= 1")));
+}
+
+}  // namespace
+}  // namespace servesim
