@@ -18,6 +18,7 @@ constexpr double kOpMapeFloor = 0.05;  // fraction of the step below which an op
 
 // One grid point: its shape and the medians of its repeats.
 struct ShapePoint {
+  ProfileShape seqs;
   BatchShape shape;
   int64_t max_context = 0;
   double step_s = 0;
@@ -34,7 +35,8 @@ std::vector<ShapePoint> reduce(const ProfileRun& run, int* incomplete) {
   for (const auto& [shape, samples] : by_shape) {
     if (samples.size() < most) ++*incomplete;
     ShapePoint p;
-    p.shape = to_batch_shape(samples.front()->seqs);
+    p.seqs = samples.front()->seqs;
+    p.shape = to_batch_shape(p.seqs);
     for (const ShapeSequence& q : samples.front()->seqs) {
       p.max_context = std::max<int64_t>(p.max_context, q.context + q.new_tokens);
     }
@@ -53,6 +55,47 @@ std::vector<ShapePoint> reduce(const ProfileRun& run, int* incomplete) {
     points.push_back(p);
   }
   return points;
+}
+
+// Shapes of three kinds for calibrate validate's speed probe, each bound by something else:
+// the widest decode batch at the longest context (KV reads), a single decode (weight
+// streaming) and the one-prompt chunk nearest an eighth of the largest (GEMM FLOPs). Cheap
+// ones, so probing takes a second or two where serving takes a minute.
+std::vector<ReferenceStep> pick_reference_steps(const std::vector<ShapePoint>& points) {
+  const ShapePoint* widest = nullptr;
+  const ShapePoint* single = nullptr;
+  const ShapePoint* chunk = nullptr;
+  int64_t largest_chunk = 0;
+  for (const ShapePoint& p : points) {
+    if (p.shape.num_seqs == 1 && p.shape.num_prefill_seqs == 1) {
+      largest_chunk = std::max(largest_chunk, p.shape.num_tokens);
+    }
+  }
+  auto key = [](const ShapePoint& p) {
+    return std::pair(p.shape.num_seqs, p.shape.decode_context_tokens);
+  };
+  for (const ShapePoint& p : points) {
+    const BatchShape& s = p.shape;
+    if (s.num_prefill_seqs == 0 && s.num_decode_seqs > 0) {
+      if (widest == nullptr || key(p) > key(*widest)) widest = &p;
+      if (single == nullptr || key(p) < key(*single)) single = &p;
+    }
+    if (s.num_seqs == 1 && s.num_prefill_seqs == 1) {
+      auto distance = [&](const ShapePoint& q) {
+        return std::pair(std::abs(8 * q.shape.num_tokens - largest_chunk),
+                         q.shape.prefill_kv_tokens);
+      };
+      if (chunk == nullptr || distance(p) < distance(*chunk)) chunk = &p;
+    }
+  }
+  std::vector<ReferenceStep> steps;
+  for (const ShapePoint* p : {widest, single, chunk}) {
+    if (p == nullptr || p->step_s <= 0) continue;
+    const bool seen = std::any_of(steps.begin(), steps.end(),
+                                  [&](const ReferenceStep& r) { return r.seqs == p->seqs; });
+    if (!seen) steps.push_back({p->seqs, p->step_s});
+  }
+  return steps;
 }
 
 // Ratio of the largest to the smallest singular value of the columns `used` of `a`; 0 when
@@ -291,6 +334,7 @@ FitResult fit_profile(const ProfileRun& run, const FitOptions& o) {
     p.coefficients[op] = models[op].coefficients;
     if (scaled[op]) p.row_scales[op] = models[op].row_scale;
   }
+  p.reference_steps = pick_reference_steps(points);
   for (const ShapePoint& pt : points) {
     p.range.max_tokens = std::max(p.range.max_tokens, pt.shape.num_tokens);
     p.range.max_seqs = std::max<int64_t>(p.range.max_seqs, pt.shape.num_seqs);

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "models/batch_shape.h"
+#include "models/profile_shape.h"
 
 namespace servesim {
 
@@ -27,16 +28,6 @@ struct ProfileGridOptions {
   // Throws ConfigError naming the --max-* flag that is out of range.
   void validate() const;
 };
-
-struct ShapeSequence {
-  int new_tokens = 0;  // computed this step
-  int context = 0;     // already in the KV cache
-  bool prefill = false;
-
-  bool operator==(const ShapeSequence&) const = default;
-};
-
-using ProfileShape = std::vector<ShapeSequence>;
 
 std::vector<ProfileShape> make_profile_grid(const ProfileGridOptions& options);
 

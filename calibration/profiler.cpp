@@ -10,6 +10,7 @@
 #include "calibration/build_info.h"
 #include "calibration/profile_run.h"
 #include "calibration/profile_target.h"
+#include "calibration/shape_batch.h"
 #include "engine/runtime/weights.h"
 #include "kernels/sampler.h"
 #include "models/catalog.h"
@@ -55,58 +56,6 @@ void check_options(const ProfilerOptions& o) {
   if (o.block_size < 1) throw ConfigError("calibrate profile: --block-size must be >= 1");
   o.grid.validate();
 }
-
-int64_t blocks_for(const ProfileShape& shape, int block_size) {
-  int64_t n = 0;
-  for (const ShapeSequence& s : shape)
-    n += (s.context + s.new_tokens + block_size - 1) / block_size;
-  return n;
-}
-
-// One grid point made concrete for the runner: block tables and token lists that stay
-// valid while it runs.
-class ShapeBatch {
- public:
-  ShapeBatch(const ProfileShape& shape, int block_size, int vocab) {
-    int32_t next_block = 1;  // block 0 is the null block
-    tables_.resize(shape.size());
-    tokens_.resize(shape.size());
-    for (size_t i = 0; i < shape.size(); ++i) {
-      const ShapeSequence& s = shape[i];
-      const int total = s.context + s.new_tokens;
-      const int blocks = (total + block_size - 1) / block_size;
-      for (int b = 0; b < blocks; ++b) tables_[i].push_back(next_block++);
-      for (int t = 0; t < total; ++t) {
-        tokens_[i].push_back(static_cast<int32_t>((7 * t + 13 * static_cast<int>(i)) % vocab));
-      }
-    }
-    for (size_t i = 0; i < shape.size(); ++i) {
-      const ShapeSequence& s = shape[i];
-      ScheduledSequence q;
-      q.request_id = i + 1;
-      q.num_new_tokens = s.new_tokens;
-      q.num_computed_tokens = s.context;
-      q.num_prompt_tokens = s.prefill ? s.context + s.new_tokens : s.context;
-      q.is_prefill = s.prefill;
-      q.samples = true;
-      q.block_table = tables_[i];
-      output_.sequences.push_back(q);
-      output_.total_num_tokens += s.new_tokens;
-      (s.prefill ? output_.num_prefill_sequences : output_.num_decode_sequences) += 1;
-      spans_.emplace_back(tokens_[i]);
-    }
-    output_.step = 1;
-  }
-
-  const SchedulerOutput& output() const { return output_; }
-  std::span<const std::span<const int32_t>> tokens() const { return spans_; }
-
- private:
-  std::vector<std::vector<int32_t>> tables_;
-  std::vector<std::vector<int32_t>> tokens_;
-  std::vector<std::span<const int32_t>> spans_;
-  SchedulerOutput output_;
-};
 
 }  // namespace
 
@@ -168,7 +117,8 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
   }
 
   int64_t max_blocks = 0;
-  for (const ProfileShape& s : grid) max_blocks = std::max(max_blocks, blocks_for(s, o.block_size));
+  for (const ProfileShape& s : grid)
+    max_blocks = std::max(max_blocks, ShapeBatch::blocks_needed(s, o.block_size));
   const bool resuming = fs::exists(env_path);
   ProfileTarget target =
       make_profile_target(spec, {.backend = o.backend,

@@ -10,11 +10,13 @@
 //
 // A shared machine's speed drifts, so the engine may serve the workload several times
 // (`runs`): each metric's engine value is the median of the runs, and the runs' spread is
-// reported next to it — the noise floor the simulator's error should be read against. The
-// report also prices every step the engine served with the profile (StepCheck): the
-// simulator's latency errors compound queueing on top of step-time errors, and a median
-// measured/predicted ratio away from 1 says the machine ran slower or faster than when it
-// was profiled.
+// reported next to it — the noise floor the simulator's error should be read against. A
+// SpeedProbe re-measures a few of the profile's own shapes before, between and after the
+// runs; each run is then simulated with step times scaled by the machine's speed around it
+// (the raw, unscaled prediction stays in the report). On a dedicated machine the speed is 1
+// and both agree. The report also prices every step the engine served (StepCheck): the
+// simulator's latency errors compound queueing on top of step-time errors; this is the cost
+// model alone.
 //
 // Stateless; one validation at a time per thread.
 #pragma once
@@ -30,11 +32,14 @@
 namespace servesim {
 
 struct MetricComparison {
-  std::string metric;    // "ttft_p50", "output_throughput", ...
-  std::string unit;      // "ms" or "tok/s" or "req/s"
-  double engine = 0;     // measured, in `unit` (the median of the runs)
-  double simulated = 0;  // predicted, in `unit`
-  double error = 0;      // simulated / engine - 1; NaN when the engine measured 0 or nothing
+  std::string metric;  // "ttft_p50", "output_throughput", ...
+  std::string unit;    // "ms" or "tok/s" or "req/s"
+  double engine = 0;   // measured, in `unit` (the median of the runs)
+  // Predicted, in `unit`: the median over runs of the simulation at each run's probed speed.
+  double simulated = 0;
+  double error = 0;          // simulated / engine - 1; NaN when the engine measured 0 or nothing
+  double raw_simulated = 0;  // predicted at the profile's own speed (no probe correction)
+  double raw_error = 0;      // raw_simulated / engine - 1
   std::vector<double> engine_runs;  // each run's measurement, in `unit`
   // (largest - smallest run) / engine: how much the engine disagreed with itself; 0 for one run.
   double engine_spread = 0;
@@ -58,7 +63,13 @@ struct ValidationReport {
   int64_t kv_blocks = 0;     // both sides' KV-cache blocks
   int64_t extrapolated_steps = 0;
   std::vector<EngineServeResult> engine_runs;  // one per run, in order
-  SimulationResult simulated;
+  bool speed_probed = false;
+  // Machine speed vs the profile's (step time now / then), probed before the first run,
+  // between runs and after the last: runs + 1 values when probed, none otherwise.
+  std::vector<double> probes;
+  std::vector<double> run_speed;  // per run: the mean of the probes either side; 1 unprobed
+  SimulationResult simulated;     // at the profile's own speed
+  std::vector<SimulationResult> simulated_runs;  // per run, at run_speed
   std::vector<MetricComparison> rows;
   StepCheck step_check;  // over the steps of every run
 
@@ -70,16 +81,21 @@ struct ValidationOptions {
   bool transfer = false;     // accept a profile of another model
   bool extrapolate = false;  // accept steps beyond the profile's range
   int runs = 1;              // times the engine serves the workload. REQUIRES: >= 1
+  bool speed_probe = true;   // probe the machine's speed around each run (SpeedProbe)
   EngineServeOptions engine;
 };
 
-// Throws ConfigError for a bad profile, a profile of another backend than the engine's, a
-// profile of another model without transfer, or anything EngineServer or Simulation refuse.
+// The engine serves on the profile's backend (options.engine.backend is ignored). Throws
+// ConfigError for a bad profile, a cuda profile where CUDA is not built or no device is
+// present, a profile of another model without transfer, or anything EngineServer or
+// Simulation refuse.
 ValidationReport validate_profile(const Scenario& scenario, const ValidationOptions& options);
 
-// The comparison rows of the engine's runs (medians) against the simulation (also used by
-// tests). REQUIRES: engine_runs not empty.
+// The comparison rows: the engine's runs (medians) against the simulations at each run's
+// speed (medians) and the raw simulation (also used by tests). REQUIRES: engine_runs not
+// empty, simulated_runs of the same size.
 std::vector<MetricComparison> compare_summaries(const std::vector<MetricsSummary>& engine_runs,
-                                                const MetricsSummary& simulated);
+                                                const std::vector<MetricsSummary>& simulated_runs,
+                                                const MetricsSummary& raw_simulated);
 
 }  // namespace servesim

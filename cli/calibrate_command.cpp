@@ -21,6 +21,12 @@
 namespace servesim {
 namespace {
 
+std::string fixed(double v, int digits) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 ProfileProgress progress_printer(bool enabled) {
   if (!enabled || isatty(STDERR_FILENO) == 0) return {};
   return [](int done, int total) {
@@ -112,6 +118,7 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
   vo.transfer = o.transfer;
   vo.extrapolate = o.extrapolate;
   vo.runs = o.runs;
+  vo.speed_probe = !o.no_speed_probe;
   vo.engine.num_threads = o.profiler.threads;
   vo.engine.num_gpu_blocks = o.num_blocks;
   if (!o.json && isatty(STDERR_FILENO) != 0) {
@@ -135,17 +142,25 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
         r.scenario.c_str(), r.served_model.c_str(), r.backend.c_str(), o.profiler.threads,
         o.profiler.threads == 1 ? "" : "s", r.profile.c_str(), r.profiled_model.c_str(),
         r.transferred ? ", transferred" : "", static_cast<long long>(r.kv_blocks));
+    if (r.speed_probed) {
+      std::string speeds;
+      for (double v : r.probes) speeds += (speeds.empty() ? "" : " ") + fixed(v, 3);
+      std::printf(
+          "machine speed vs the profile's (step time now/then), probed around the runs: %s; "
+          "simulated at each run's speed (raw_%%: at the profile's)\n",
+          speeds.c_str());
+    }
     const bool several = r.engine_runs.size() > 1;
-    std::printf("%-24s %12s %12s %9s%s\n", "metric", several ? "engine(med)" : "engine",
-                "simulated", "error_%", several ? "  engine_spread_%" : "");
+    std::printf("%-24s %12s %12s %8s %7s%s\n", "metric", several ? "engine(med)" : "engine",
+                "simulated", "error_%", "raw_%", several ? "  engine_spread_%" : "");
+    auto percent = [](double e) {
+      return std::isfinite(e) ? std::to_string(std::lround(100 * e)) : std::string("n/a");
+    };
     for (const MetricComparison& m : r.rows) {
       const std::string name = m.metric + " (" + m.unit + ")";
-      const std::string error =
-          std::isfinite(m.error) ? std::to_string(std::lround(100 * m.error)) : "n/a";
-      const std::string spread =
-          several ? "  " + std::to_string(std::lround(100 * m.engine_spread)) : "";
-      std::printf("%-24s %12.2f %12.2f %9s%s\n", name.c_str(), m.engine, m.simulated, error.c_str(),
-                  spread.c_str());
+      const std::string spread = several ? "  " + percent(m.engine_spread) : "";
+      std::printf("%-24s %12.2f %12.2f %8s %7s%s\n", name.c_str(), m.engine, m.simulated,
+                  percent(m.error).c_str(), percent(m.raw_error).c_str(), spread.c_str());
     }
     double wall_s = 0;
     for (const EngineServeResult& run : r.engine_runs) wall_s += run.wall_s;
@@ -207,6 +222,8 @@ void add_validate_options(CLI::App* c, CalibrateCommandOptions& o) {
   c->add_option("--runs", o.runs,
                 "Serve the workload this many times; the engine's figures are their medians")
       ->check(CLI::PositiveNumber);
+  c->add_flag("--no-speed-probe", o.no_speed_probe,
+              "Simulate at the profile's speed; do not re-measure its reference steps");
   c->add_option("--max-error", o.max_error,
                 "Exit 1 when throughput, TPOT p50 or TTFT p50/p99 is off by more (fraction)");
   c->add_flag("--json", o.json, "Print the report as JSON");

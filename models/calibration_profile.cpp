@@ -53,6 +53,12 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
     for (const RowFactor& f : scale.points()) points.push_back({f.rows, f.factor});
     row_scale[std::string(op_name(op))] = points;
   }
+  nlohmann::json reference = nlohmann::json::array();
+  for (const ReferenceStep& step : p.reference_steps) {
+    nlohmann::json seqs = nlohmann::json::array();
+    for (const ShapeSequence& q : step.seqs) seqs.push_back({q.new_tokens, q.context, q.prefill});
+    reference.push_back({{"seqs", seqs}, {"step_s", step.step_s}});
+  }
   return {
       {"servesim_profile", kProfileFormatVersion},
       {"model", p.model},
@@ -63,6 +69,7 @@ nlohmann::json profile_to_json(const CalibrationProfile& p) {
       {"kv_dtype", std::string(dtype_name(p.kv_dtype))},
       {"seconds_per_unit", ops},
       {"row_scale", row_scale},
+      {"reference_steps", reference},
       {"range",
        {{"max_tokens", p.range.max_tokens},
         {"max_seqs", p.range.max_seqs},
@@ -147,6 +154,37 @@ CalibrationProfile profile_from_json(const nlohmann::json& j, const std::string&
       p.row_scales[static_cast<size_t>(op)] = RowScale(std::move(factors), context + "." + name);
     }
     scale_reader.finish();
+  }
+
+  if (const nlohmann::json& reference = r.raw("reference_steps"); !reference.is_null()) {
+    if (!reference.is_array()) r.fail("reference_steps", "must be a list");
+    for (size_t i = 0; i < reference.size(); ++i) {
+      const std::string context = origin + ": reference_steps[" + std::to_string(i) + "]";
+      if (!reference[i].is_object()) throw ConfigError(context + " must be an object");
+      JsonObjectReader step_reader(reference[i], context);
+      ReferenceStep step;
+      step.step_s = step_reader.required<double>("step_s");
+      if (!(step.step_s > 0) || !std::isfinite(step.step_s)) {
+        step_reader.fail("step_s", "must be a finite number of seconds > 0");
+      }
+      const nlohmann::json& seqs = step_reader.raw("seqs");
+      bool ok = seqs.is_array() && !seqs.empty();
+      for (size_t k = 0; ok && k < seqs.size(); ++k) {
+        const nlohmann::json& q = seqs[k];
+        ok = q.is_array() && q.size() == 3 && q[0].is_number_integer() &&
+             q[1].is_number_integer() && q[2].is_boolean() && q[0].get<int64_t>() >= 1 &&
+             q[1].get<int64_t>() >= 0 && q[0].get<int64_t>() <= (1 << 24) &&
+             q[1].get<int64_t>() <= (1 << 24);
+        if (ok) step.seqs.push_back({q[0].get<int>(), q[1].get<int>(), q[2].get<bool>()});
+      }
+      if (!ok) {
+        step_reader.fail("seqs",
+                         "must be a non-empty list of [new_tokens >= 1, context >= 0, "
+                         "prefill] triples");
+      }
+      step_reader.finish();
+      p.reference_steps.push_back(std::move(step));
+    }
   }
 
   JsonObjectReader range(r.raw("range"), origin + ": range");

@@ -16,6 +16,7 @@
 
 #include "models/cost_model.h"
 #include "models/dtype.h"
+#include "models/profile_shape.h"
 #include "models/row_scale.h"
 
 namespace servesim {
@@ -51,6 +52,13 @@ struct FittedRates {
   double measured_bytes_per_s = 0;       // device read bandwidth measured by the profiler
 };
 
+// A profiled shape and its median step time then: `calibrate validate` re-measures a few of
+// them to tell how much faster or slower the machine runs now than when it was profiled.
+struct ReferenceStep {
+  ProfileShape seqs;
+  double step_s = 0;  // median measured step, seconds. > 0
+};
+
 struct CalibrationProfile {
   std::string model;    // catalog name (or file) the engine ran
   std::string backend;  // "cpu" or "cuda"
@@ -63,6 +71,7 @@ struct CalibrationProfile {
   // Per GEMM op, its time over the linear model by rows; empty (identity) where the held-out
   // fit did not gain from one, and for ops that are not GEMMs.
   std::array<RowScale, kNumOps> row_scales;
+  std::vector<ReferenceStep> reference_steps;  // empty in profiles fitted before they existed
   ProfileRange range;
   FitQuality fit;
   FittedRates rates;

@@ -92,6 +92,34 @@ TEST(ProfileFitter, RowScaleCapturesAGemmThatIsNotLinearInItsRows) {
   EXPECT_LT(p.fit.ops[static_cast<size_t>(Op::kMlp)].mape, 0.04);
 }
 
+TEST(ProfileFitter, KeepsReferenceStepsOfThreeKindsWithTheirMedians) {
+  const ProfileRun run = synthetic_run(0.0);
+  const FitResult r = fit_profile(run, FitOptions{});
+  const auto& refs = r.profile.reference_steps;
+  ASSERT_EQ(refs.size(), 3u);
+  const ProfileGridOptions g;
+  // The widest decode batch at the longest context, a single decode, an eighth-size chunk.
+  EXPECT_EQ(refs[0].seqs.size(), static_cast<size_t>(g.max_seqs));
+  EXPECT_EQ(refs[0].seqs[0].context, g.max_context - 1);
+  EXPECT_FALSE(refs[0].seqs[0].prefill);
+  EXPECT_EQ(refs[1].seqs.size(), 1u);
+  EXPECT_FALSE(refs[1].seqs[0].prefill);
+  ASSERT_EQ(refs[2].seqs.size(), 1u);
+  EXPECT_TRUE(refs[2].seqs[0].prefill);
+  EXPECT_EQ(refs[2].seqs[0].new_tokens, g.max_tokens / 8);
+  EXPECT_EQ(refs[2].seqs[0].context, 0);
+  for (const ReferenceStep& ref : refs) {
+    bool found = false;
+    for (const ProfileSample& s : run.samples) {
+      if (s.seqs == ref.seqs) {
+        EXPECT_NEAR(ref.step_s, s.step_s, 1e-12 * s.step_s);  // noiseless: every repeat alike
+        found = true;
+      }
+    }
+    EXPECT_TRUE(found);
+  }
+}
+
 TEST(ProfileFitter, RangeCoversTheGrid) {
   const FitResult r = fit_profile(synthetic_run(0.0), FitOptions{});
   const ProfileGridOptions g;

@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "calibration/profile_fitter.h"
+#include "calibration/speed_probe.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
 
@@ -33,43 +34,94 @@ const MetricComparison& find(const std::vector<MetricComparison>& rows, const st
 
 TEST(Validator, EngineFiguresAreTheMediansOfTheRunsWithTheirSpread) {
   const std::vector<MetricComparison> rows = compare_summaries(
-      {summary(10, 0.20), summary(12, 0.30), summary(11, 0.25)}, summary(11.55, 0.20));
+      {summary(10, 0.20), summary(12, 0.30), summary(11, 0.25)},
+      {summary(11.55, 0.20), summary(11.55, 0.20), summary(11.55, 0.20)}, summary(11, 0.25));
   const MetricComparison& tput = find(rows, "output_throughput");
   EXPECT_EQ(tput.engine_runs, (std::vector<double>{10, 12, 11}));
   EXPECT_DOUBLE_EQ(tput.engine, 11);
   EXPECT_DOUBLE_EQ(tput.engine_spread, 2.0 / 11);
   EXPECT_NEAR(tput.error, 0.05, 1e-12);
+  EXPECT_DOUBLE_EQ(tput.raw_simulated, 11);
+  EXPECT_NEAR(tput.raw_error, 0.0, 1e-12);
   const MetricComparison& ttft = find(rows, "ttft_p50");
   EXPECT_EQ(ttft.unit, "ms");
   EXPECT_DOUBLE_EQ(ttft.engine, 250);
   EXPECT_NEAR(ttft.error, -0.2, 1e-12);
 }
 
+TEST(Validator, SimulatedFiguresAreTheMediansOfTheRunsAtTheirSpeeds) {
+  const MetricComparison m = find(
+      compare_summaries({summary(10, 0.2), summary(10, 0.2), summary(10, 0.2)},
+                        {summary(9, 0.2), summary(12, 0.2), summary(10.5, 0.2)}, summary(8, 0.2)),
+      "output_throughput");
+  EXPECT_DOUBLE_EQ(m.simulated, 10.5);
+  EXPECT_NEAR(m.error, 0.05, 1e-12);
+  EXPECT_NEAR(m.raw_error, -0.2, 1e-12);
+}
+
 TEST(Validator, OneRunHasNoSpreadAndARunThatMeasuredNothingIsLeftOut) {
   const MetricComparison one =
-      find(compare_summaries({summary(10, 0.2)}, summary(9, 0.2)), "output_throughput");
+      find(compare_summaries({summary(10, 0.2)}, {summary(9, 0.2)}, summary(9, 0.2)),
+           "output_throughput");
   EXPECT_DOUBLE_EQ(one.engine, 10);
   EXPECT_EQ(one.engine_spread, 0.0);
   EXPECT_NEAR(one.error, -0.1, 1e-12);
 
-  const MetricComparison some = find(
-      compare_summaries({summary(10, 0.2), MetricsSummary{}, summary(14, 0.2)}, summary(12, 0.2)),
-      "output_throughput");
+  const std::vector<MetricsSummary> sim(3, summary(12, 0.2));
+  const MetricComparison some =
+      find(compare_summaries({summary(10, 0.2), MetricsSummary{}, summary(14, 0.2)}, sim,
+                             summary(12, 0.2)),
+           "output_throughput");
   EXPECT_DOUBLE_EQ(some.engine, 12);
   EXPECT_EQ(some.engine_runs.size(), 3u);
   EXPECT_TRUE(std::isnan(some.engine_runs[1]));
 
   const MetricComparison none =
-      find(compare_summaries({MetricsSummary{}}, summary(12, 0.2)), "output_throughput");
+      find(compare_summaries({MetricsSummary{}}, {summary(12, 0.2)}, summary(12, 0.2)),
+           "output_throughput");
   EXPECT_TRUE(std::isnan(none.engine));
   EXPECT_TRUE(std::isnan(none.error));
 }
 
+TEST(SpeedProbe, FactorIsTheMedianRatioOfNowToThen) {
+  std::vector<ReferenceStep> steps(3);
+  steps[0].step_s = 0.1;
+  steps[1].step_s = 0.2;
+  steps[2].step_s = 0.4;
+  EXPECT_DOUBLE_EQ(speed_factor(std::vector<double>{0.11, 0.2, 0.8}, steps), 1.1);
+  EXPECT_DOUBLE_EQ(speed_factor(std::vector<double>{0.1, 0.2, 0.4}, steps), 1.0);
+}
+
+TEST(SpeedProbe, ReMeasuresTheProfilesReferenceStepsOnItsModel) {
+  const CalibrationProfile p = fit_profile(testing::synthetic_run(0.0), FitOptions{}).profile;
+  ASSERT_GE(p.reference_steps.size(), 2u);
+  SpeedProbe probe(p);
+  const double a = probe.measure(1);
+  EXPECT_GT(a, 0.0);
+  EXPECT_TRUE(std::isfinite(a));
+  // The same machine against a profile that recorded every step twice as fast: twice the
+  // factor, give or take what the machine does between two probes.
+  CalibrationProfile faster = p;
+  for (ReferenceStep& s : faster.reference_steps) s.step_s /= 2;
+  SpeedProbe probe2(faster);
+  const double b = probe2.measure(3);
+  EXPECT_GT(b / a, 1.2);
+  EXPECT_LT(b / a, 3.3);
+}
+
+TEST(SpeedProbe, AProfileWithoutReferenceStepsSaysWhatToRerun) {
+  CalibrationProfile p = fit_profile(testing::synthetic_run(0.0), FitOptions{}).profile;
+  p.reference_steps.clear();
+  EXPECT_THAT([&] { SpeedProbe probe(p); },
+              ThrowsMessage<ConfigError>(HasSubstr("re-run `servesim calibrate fit`")));
+}
+
 class ValidateTiny : public ::testing::Test {
  protected:
-  static std::string profile_path() {
-    const CalibrationProfile p = fit_profile(testing::synthetic_run(0.0), FitOptions{}).profile;
-    const std::string path = testing::fresh_dir("validator") + "/profile.json";
+  static std::string profile_path(const std::string& backend = "cpu") {
+    CalibrationProfile p = fit_profile(testing::synthetic_run(0.0), FitOptions{}).profile;
+    p.backend = backend;
+    const std::string path = testing::fresh_dir("validator_" + backend) + "/profile.json";
     save_profile(p, path);
     return path;
   }
@@ -101,6 +153,22 @@ TEST_F(ValidateTiny, ServesEveryRunAndPricesEveryStepTheEngineTook) {
     steps += run.engine.steps;
   }
   EXPECT_EQ(r.step_check.steps, steps);
+  // Probed before, between and after the runs; each run simulated at the mean around it.
+  ASSERT_TRUE(r.speed_probed);
+  ASSERT_EQ(r.probes.size(), 3u);
+  ASSERT_EQ(r.run_speed.size(), 2u);
+  EXPECT_DOUBLE_EQ(r.run_speed[0], (r.probes[0] + r.probes[1]) / 2);
+  EXPECT_DOUBLE_EQ(r.run_speed[1], (r.probes[1] + r.probes[2]) / 2);
+  ASSERT_EQ(r.simulated_runs.size(), 2u);
+  // The synthetic profile is no machine's: its speed factor is far from 1, and the simulation
+  // at that speed differs from the raw one.
+  const MetricComparison& e2e = [&]() -> const MetricComparison& {
+    for (const MetricComparison& m : r.rows) {
+      if (m.metric == "e2e_p50") return m;
+    }
+    throw std::runtime_error("no e2e_p50");
+  }();
+  EXPECT_NE(e2e.simulated, e2e.raw_simulated);
   EXPECT_GT(r.step_check.median_ratio, 0.0);
   EXPECT_GE(r.step_check.p90_error, 0.0);
   for (const MetricComparison& m : r.rows) EXPECT_EQ(m.engine_runs.size(), 2u) << m.metric;
@@ -108,6 +176,36 @@ TEST_F(ValidateTiny, ServesEveryRunAndPricesEveryStepTheEngineTook) {
   EXPECT_EQ(j["engine"]["runs"].size(), 2u);
   EXPECT_EQ(j["step_check"]["steps"], steps);
   EXPECT_EQ(j["comparison"][0]["engine_runs"].size(), 2u);
+  EXPECT_EQ(j["speed_probe"]["probes"].size(), 3u);
+  EXPECT_EQ(j["engine"]["runs"][1]["speed"], r.run_speed[1]);
+}
+
+TEST_F(ValidateTiny, WithoutTheProbeEveryRunIsSimulatedAtTheProfilesSpeed) {
+  ValidationOptions o;
+  o.profile_path = profile_path();
+  o.runs = 1;
+  o.speed_probe = false;
+  const ValidationReport r = validate_profile(scenario(), o);
+  EXPECT_FALSE(r.speed_probed);
+  EXPECT_TRUE(r.probes.empty());
+  EXPECT_EQ(r.run_speed, std::vector<double>{1.0});
+  for (const MetricComparison& m : r.rows) {
+    if (std::isfinite(m.simulated)) {
+      EXPECT_EQ(m.simulated, m.raw_simulated) << m.metric;
+    }
+  }
+}
+
+TEST_F(ValidateTiny, ACudaProfileIsServedOnTheCudaBackend) {
+  ValidationOptions o;
+  o.profile_path = profile_path("cuda");
+  o.runs = 1;
+  try {
+    validate_profile(scenario(), o);
+    GTEST_SKIP() << "a CUDA device served the workload";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--backend cuda"));
+  }
 }
 
 TEST_F(ValidateTiny, RunsMustBePositive) {

@@ -60,6 +60,14 @@ TEST(CalibrationProfile, RoundTripsThroughJson) {
   EXPECT_TRUE(r.row_scales[static_cast<size_t>(Op::kQkv)].empty());
   EXPECT_EQ(profile_to_json(r), profile_to_json(scaled));
 
+  CalibrationProfile referenced = p;
+  referenced.reference_steps = {{{{1, 511, false}, {1, 511, false}}, 0.05}, {{{64, 0, true}}, 0.2}};
+  const CalibrationProfile t = profile_from_json(profile_to_json(referenced), "test");
+  ASSERT_EQ(t.reference_steps.size(), 2u);
+  EXPECT_EQ(t.reference_steps[0].seqs, referenced.reference_steps[0].seqs);
+  EXPECT_DOUBLE_EQ(t.reference_steps[1].step_s, 0.2);
+  EXPECT_TRUE(t.reference_steps[1].seqs[0].prefill);
+
   const std::string path =
       (std::filesystem::temp_directory_path() / "servesim_profile_roundtrip.json").string();
   save_profile(p, path);
@@ -96,6 +104,13 @@ TEST(CalibrationProfile, MalformedFilesAreOneLineErrors) {
   bad["row_scale"] = {{"mpl", {{16, 1.0}}}};
   EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
               ThrowsMessage<ConfigError>(HasSubstr("mpl")));
+  bad = j;
+  bad["reference_steps"] = {{{"seqs", {{64, 0}}}, {"step_s", 0.1}}};
+  EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
+              ThrowsMessage<ConfigError>(HasSubstr("p.json: reference_steps[0]: seqs")));
+  bad["reference_steps"] = {{{"seqs", {{64, 0, true}}}, {"step_s", 0.0}}};
+  EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
+              ThrowsMessage<ConfigError>(HasSubstr("step_s")));
   bad = j;
   bad["extra"] = 1;
   EXPECT_THAT([&] { profile_from_json(bad, "p.json"); },
@@ -140,6 +155,22 @@ TEST(CalibratedCostModel, ScalesEachGemmByItsRowFactor) {
   EXPECT_DOUBLE_EQ(b[Op::kQkv], a[Op::kQkv]);
   EXPECT_DOUBLE_EQ(b[Op::kAttentionPrefill], a[Op::kAttentionPrefill]);
   EXPECT_DOUBLE_EQ(b.total_s - a.total_s, a[Op::kMlp] + 2.0 * a[Op::kLmHead]);
+}
+
+TEST(CalibratedCostModel, TimeScaleMultipliesEveryOp) {
+  const CalibrationProfile p = make_profile("Llama-100M-bench");
+  const ModelSpec m = model("Llama-100M-bench");
+  const CalibratedCostModel base(p, m, {});
+  const CalibratedCostModel slower(p, m, {}, {.time_scale = 1.25});
+  BatchShape shape;
+  shape.add_sequence(32, 0, true, true);
+  shape.add_sequence(1, 100, false, true);
+  const StepTime a = base.predict(shape);
+  const StepTime b = slower.predict(shape);
+  EXPECT_DOUBLE_EQ(b.total_s, 1.25 * a.total_s);
+  EXPECT_DOUBLE_EQ(b[Op::kAttentionDecode], 1.25 * a[Op::kAttentionDecode]);
+  EXPECT_THAT([&] { CalibratedCostModel(p, m, {}, {.time_scale = 0.0}); },
+              ThrowsMessage<ConfigError>(HasSubstr("time_scale must be a finite number > 0")));
 }
 
 TEST(CalibratedCostModel, MoreTokensCostMore) {

@@ -1,0 +1,79 @@
+#include "calibration/speed_probe.h"
+
+#include <chrono>
+
+#include "calibration/shape_batch.h"
+#include "kernels/sampler.h"
+#include "models/config_error.h"
+#include "sim/percentile.h"
+
+namespace servesim {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+const nlohmann::json& run_options(const CalibrationProfile& p) {
+  static const nlohmann::json kNone = nlohmann::json::object();
+  const auto it = p.environment.find("run");
+  return it != p.environment.end() && it->is_object() ? *it : kNone;
+}
+
+ModelSpec profiled_model(const CalibrationProfile& p) {
+  if (p.reference_steps.empty() || !p.environment.contains("model_spec")) {
+    throw ConfigError(
+        "calibrate validate: the profile has no reference steps to probe the "
+        "machine's speed with (fitted by an older servesim); re-run `servesim "
+        "calibrate fit` on its run directory, or pass --no-speed-probe");
+  }
+  return ModelSpec::from_json(p.environment["model_spec"], "profile: environment.model_spec");
+}
+
+int64_t blocks_for(const std::vector<ReferenceStep>& steps, int block_size) {
+  int64_t most = 0;
+  for (const ReferenceStep& s : steps) {
+    most = std::max(most, ShapeBatch::blocks_needed(s.seqs, block_size));
+  }
+  return most + 1;  // the null block
+}
+
+}  // namespace
+
+SpeedProbe::SpeedProbe(const CalibrationProfile& p)
+    : steps_(p.reference_steps), block_size_(run_options(p).value("block_size", 16)) {
+  const ModelSpec spec = profiled_model(p);
+  vocab_ = spec.vocab_size;
+  target_ = make_profile_target(spec, {.backend = p.backend,
+                                       .num_blocks = blocks_for(steps_, block_size_),
+                                       .block_size = block_size_,
+                                       .threads = p.threads,
+                                       .seed = run_options(p).value("seed", uint64_t{0}),
+                                       .measure_device = false});
+}
+
+double SpeedProbe::measure(int repeats) {
+  std::vector<double> medians;
+  for (const ReferenceStep& step : steps_) {
+    const ShapeBatch batch(step.seqs, block_size_, vocab_);
+    target_.runner->execute(batch.output(), batch.tokens());
+    std::vector<double> times;
+    for (int r = 0; r < repeats; ++r) {
+      // Timed as the profiler timed it: the forward pass and the greedy sampling.
+      const Clock::time_point t0 = Clock::now();
+      const RunnerOutput& out = target_.runner->execute(batch.output(), batch.tokens());
+      for (int k = 0; k < out.num_samples; ++k) argmax(out.row(k, vocab_));
+      times.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    medians.push_back(percentile(times, 50));
+  }
+  return speed_factor(medians, steps_);
+}
+
+double speed_factor(std::span<const double> measured_s, std::span<const ReferenceStep> steps) {
+  std::vector<double> ratios;
+  for (size_t i = 0; i < steps.size() && i < measured_s.size(); ++i) {
+    ratios.push_back(measured_s[i] / steps[i].step_s);
+  }
+  return percentile(ratios, 50);
+}
+
+}  // namespace servesim
