@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <memory>
 #include <optional>
 
 #include "calibration/speed_probe.h"
@@ -57,13 +56,11 @@ std::vector<MetricComparison> compare_one(const MetricsSummary& e, const Metrics
   return rows;
 }
 
-// Each run's steps priced by `costs` of the same index.
-StepCheck check_steps(const std::vector<EngineServeResult>& runs,
-                      const std::vector<std::unique_ptr<CalibratedCostModel>>& costs) {
+StepCheck check_steps(const std::vector<EngineServeResult>& runs, const CostModel& cost) {
   std::vector<double> ratios, errors;
-  for (size_t r = 0; r < runs.size(); ++r) {
-    for (const ServedStep& step : runs[r].steps) {
-      const double predicted = costs[r]->predict(step.shape).total_s;
+  for (const EngineServeResult& run : runs) {
+    for (const ServedStep& step : run.steps) {
+      const double predicted = cost.predict(step.shape).total_s;
       if (!(predicted > 0) || !(step.seconds > 0)) continue;
       ratios.push_back(step.seconds / predicted);
       errors.push_back(std::abs(predicted / step.seconds - 1));
@@ -81,40 +78,26 @@ StepCheck check_steps(const std::vector<EngineServeResult>& runs,
 }  // namespace
 
 std::vector<MetricComparison> compare_summaries(const std::vector<MetricsSummary>& engine_runs,
-                                                const std::vector<MetricsSummary>& simulated_runs,
-                                                const MetricsSummary& raw_simulated) {
+                                                const MetricsSummary& simulated) {
   std::vector<std::vector<MetricComparison>> per_run;
-  for (size_t r = 0; r < engine_runs.size(); ++r) {
-    per_run.push_back(compare_one(engine_runs[r], simulated_runs[r]));
-  }
-  const std::vector<MetricComparison> raw = compare_one(engine_runs.front(), raw_simulated);
+  for (const MetricsSummary& e : engine_runs) per_run.push_back(compare_one(e, simulated));
   std::vector<MetricComparison> rows = per_run.front();
-  // The median of the finite values; NaN when none (a run that completed no request).
-  auto median = [](const std::vector<double>& v, double* spread) {
-    std::vector<double> finite;
-    for (double x : v) {
-      if (std::isfinite(x)) finite.push_back(x);
-    }
-    if (spread != nullptr) *spread = 0;
-    if (finite.empty()) return kNaN;
-    const double m = percentile(finite, 50);
-    const auto [lo, hi] = std::minmax_element(finite.begin(), finite.end());
-    if (spread != nullptr && m > 0) *spread = (*hi - *lo) / m;
-    return m;
-  };
   for (size_t k = 0; k < rows.size(); ++k) {
     MetricComparison& row = rows[k];
-    std::vector<double> simulated;
     row.engine_runs.clear();
+    std::vector<double> measured;  // a run that measured nothing (no request done) has NaN
     for (const auto& run : per_run) {
       row.engine_runs.push_back(run[k].engine);
-      simulated.push_back(run[k].simulated);
+      if (std::isfinite(run[k].engine)) measured.push_back(run[k].engine);
     }
-    row.engine = median(row.engine_runs, &row.engine_spread);
-    row.simulated = median(simulated, nullptr);
+    row.engine = kNaN;
+    row.engine_spread = 0;
+    if (!measured.empty()) {
+      const auto [lo, hi] = std::minmax_element(measured.begin(), measured.end());
+      row.engine = percentile(measured, 50);
+      if (row.engine > 0) row.engine_spread = (*hi - *lo) / row.engine;
+    }
     row.error = relative_error(row.engine, row.simulated);
-    row.raw_simulated = raw[k].simulated;
-    row.raw_error = relative_error(row.engine, row.raw_simulated);
   }
   return rows;
 }
@@ -130,17 +113,13 @@ nlohmann::json ValidationReport::to_json() const {
                        {"engine_runs", runs},
                        {"engine_spread", number_or_null(r.engine_spread)},
                        {"simulated", number_or_null(r.simulated)},
-                       {"error", number_or_null(r.error)},
-                       {"raw_simulated", number_or_null(r.raw_simulated)},
-                       {"raw_error", number_or_null(r.raw_error)}});
+                       {"error", number_or_null(r.error)}});
   }
   nlohmann::json engine = nlohmann::json::array();
-  for (size_t r = 0; r < engine_runs.size(); ++r) {
-    engine.push_back({{"summary", summary_json(engine_runs[r].summary)},
-                      {"replica", replica_json(engine_runs[r].engine)},
-                      {"wall_s", engine_runs[r].wall_s},
-                      {"speed", run_speed[r]},
-                      {"simulated_at_speed", summary_json(simulated_runs[r].summary)}});
+  for (const EngineServeResult& run : engine_runs) {
+    engine.push_back({{"summary", summary_json(run.summary)},
+                      {"replica", replica_json(run.engine)},
+                      {"wall_s", run.wall_s}});
   }
   return {{"scenario", scenario},
           {"profile", profile},
@@ -194,8 +173,7 @@ ValidationReport validate_profile(const Scenario& scenario, const ValidationOpti
   report.transferred = profile.model != scenario.config.model.name;
   report.kv_blocks = server.scheduler_config().num_gpu_blocks;
 
-  // Probed before the first run, between runs and after the last; a run's speed is the mean
-  // of the probes either side of it.
+  // Probed before the first run and after each.
   std::optional<SpeedProbe> probe;
   if (o.speed_probe) probe.emplace(profile);
   report.speed_probed = probe.has_value();
@@ -206,28 +184,14 @@ ValidationReport validate_profile(const Scenario& scenario, const ValidationOpti
     report.engine_runs.push_back(server.run(quiet));
     engine_summaries.push_back(report.engine_runs.back().summary);
     if (probe) report.probes.push_back(probe->measure());
-    report.run_speed.push_back(probe ? (report.probes[static_cast<size_t>(run)] +
-                                        report.probes[static_cast<size_t>(run) + 1]) /
-                                           2
-                                     : 1.0);
   }
   report.simulated = simulation.run(quiet);
   report.extrapolated_steps = report.simulated.extrapolated_steps;
-  std::vector<MetricsSummary> simulated_summaries;
-  std::vector<std::unique_ptr<CalibratedCostModel>> costs;
-  for (const double speed : report.run_speed) {
-    SimulationConfig at_speed = sim_config;
-    at_speed.calibrated.time_scale = speed;
-    report.simulated_runs.push_back(speed == 1.0 ? report.simulated
-                                                 : Simulation(at_speed).run(quiet));
-    simulated_summaries.push_back(report.simulated_runs.back().summary);
-    // Priced without the range check: Simulation already enforced it on the simulated steps.
-    costs.push_back(std::make_unique<CalibratedCostModel>(
-        profile, scenario.config.model, scenario.config.parallel,
-        CalibratedOptions{.extrapolate = true, .transfer = true, .time_scale = speed}));
-  }
-  report.rows = compare_summaries(engine_summaries, simulated_summaries, report.simulated.summary);
-  report.step_check = check_steps(report.engine_runs, costs);
+  report.rows = compare_summaries(engine_summaries, report.simulated.summary);
+  // Priced without the range check: Simulation already enforced it on the simulated steps.
+  const CalibratedCostModel cost(profile, scenario.config.model, scenario.config.parallel,
+                                 {.extrapolate = true, .transfer = true});
+  report.step_check = check_steps(report.engine_runs, cost);
   return report;
 }
 

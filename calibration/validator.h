@@ -11,12 +11,11 @@
 // A shared machine's speed drifts, so the engine may serve the workload several times
 // (`runs`): each metric's engine value is the median of the runs, and the runs' spread is
 // reported next to it — the noise floor the simulator's error should be read against. A
-// SpeedProbe re-measures a few of the profile's own shapes before, between and after the
-// runs; each run is then simulated with step times scaled by the machine's speed around it
-// (the raw, unscaled prediction stays in the report). On a dedicated machine the speed is 1
-// and both agree. The report also prices every step the engine served (StepCheck): the
-// simulator's latency errors compound queueing on top of step-time errors; this is the cost
-// model alone.
+// SpeedProbe re-measures a few of the profile's own shapes before the runs and after each,
+// so drift since profiling is reported (it is not corrected for: measured here, scaling the
+// simulation by it did not bring the latencies closer). The report also prices every step
+// the engine served (StepCheck): the simulator's latency errors compound queueing on top of
+// step-time errors; this is the cost model alone.
 //
 // Stateless; one validation at a time per thread.
 #pragma once
@@ -64,12 +63,10 @@ struct ValidationReport {
   int64_t extrapolated_steps = 0;
   std::vector<EngineServeResult> engine_runs;  // one per run, in order
   bool speed_probed = false;
-  // Machine speed vs the profile's (step time now / then), probed before the first run,
-  // between runs and after the last: runs + 1 values when probed, none otherwise.
+  // Machine speed vs the profile's (reference step time now / then), probed before the first
+  // run and after each: runs + 1 values when probed, none otherwise.
   std::vector<double> probes;
-  std::vector<double> run_speed;  // per run: the mean of the probes either side; 1 unprobed
-  SimulationResult simulated;     // at the profile's own speed
-  std::vector<SimulationResult> simulated_runs;  // per run, at run_speed
+  SimulationResult simulated;
   std::vector<MetricComparison> rows;
   StepCheck step_check;  // over the steps of every run
 
@@ -81,7 +78,7 @@ struct ValidationOptions {
   bool transfer = false;     // accept a profile of another model
   bool extrapolate = false;  // accept steps beyond the profile's range
   int runs = 1;              // times the engine serves the workload. REQUIRES: >= 1
-  bool speed_probe = true;   // probe the machine's speed around each run (SpeedProbe)
+  bool speed_probe = true;   // probe the machine's speed around the runs (SpeedProbe)
   EngineServeOptions engine;
 };
 
@@ -91,11 +88,9 @@ struct ValidationOptions {
 // Simulation refuse.
 ValidationReport validate_profile(const Scenario& scenario, const ValidationOptions& options);
 
-// The comparison rows: the engine's runs (medians) against the simulations at each run's
-// speed (medians) and the raw simulation (also used by tests). REQUIRES: engine_runs not
-// empty, simulated_runs of the same size.
+// The comparison rows of the engine's runs (medians) against the simulation (also used by
+// tests). REQUIRES: engine_runs not empty.
 std::vector<MetricComparison> compare_summaries(const std::vector<MetricsSummary>& engine_runs,
-                                                const std::vector<MetricsSummary>& simulated_runs,
-                                                const MetricsSummary& raw_simulated);
+                                                const MetricsSummary& simulated);
 
 }  // namespace servesim

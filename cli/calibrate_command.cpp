@@ -142,25 +142,17 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
         r.scenario.c_str(), r.served_model.c_str(), r.backend.c_str(), o.profiler.threads,
         o.profiler.threads == 1 ? "" : "s", r.profile.c_str(), r.profiled_model.c_str(),
         r.transferred ? ", transferred" : "", static_cast<long long>(r.kv_blocks));
-    if (r.speed_probed) {
-      std::string speeds;
-      for (double v : r.probes) speeds += (speeds.empty() ? "" : " ") + fixed(v, 3);
-      std::printf(
-          "machine speed vs the profile's (step time now/then), probed around the runs: %s; "
-          "simulated at each run's speed (raw_%%: at the profile's)\n",
-          speeds.c_str());
-    }
     const bool several = r.engine_runs.size() > 1;
-    std::printf("%-24s %12s %12s %8s %7s%s\n", "metric", several ? "engine(med)" : "engine",
-                "simulated", "error_%", "raw_%", several ? "  engine_spread_%" : "");
+    std::printf("%-24s %12s %12s %9s%s\n", "metric", several ? "engine(med)" : "engine",
+                "simulated", "error_%", several ? "  engine_spread_%" : "");
     auto percent = [](double e) {
       return std::isfinite(e) ? std::to_string(std::lround(100 * e)) : std::string("n/a");
     };
     for (const MetricComparison& m : r.rows) {
       const std::string name = m.metric + " (" + m.unit + ")";
       const std::string spread = several ? "  " + percent(m.engine_spread) : "";
-      std::printf("%-24s %12.2f %12.2f %8s %7s%s\n", name.c_str(), m.engine, m.simulated,
-                  percent(m.error).c_str(), percent(m.raw_error).c_str(), spread.c_str());
+      std::printf("%-24s %12.2f %12.2f %9s%s\n", name.c_str(), m.engine, m.simulated,
+                  percent(m.error).c_str(), spread.c_str());
     }
     double wall_s = 0;
     for (const EngineServeResult& run : r.engine_runs) wall_s += run.wall_s;
@@ -176,6 +168,14 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
         "profile on the engine's %lld steps: measured/predicted median %.3f, mean error %.1f%%, "
         "p90 %.1f%%\n",
         static_cast<long long>(c.steps), c.median_ratio, 100 * c.mean_error, 100 * c.p90_error);
+    if (r.speed_probed) {
+      std::string speeds;
+      for (double v : r.probes) speeds += (speeds.empty() ? "" : " ") + fixed(v, 3);
+      std::printf(
+          "machine speed vs the profile's (its reference steps, time now/then), before the runs "
+          "and after each: %s\n",
+          speeds.c_str());
+    }
     if (r.extrapolated_steps > 0) {
       std::printf("note: %lld simulated steps lay beyond the profile's range (extrapolated)\n",
                   static_cast<long long>(r.extrapolated_steps));
@@ -223,7 +223,7 @@ void add_validate_options(CLI::App* c, CalibrateCommandOptions& o) {
                 "Serve the workload this many times; the engine's figures are their medians")
       ->check(CLI::PositiveNumber);
   c->add_flag("--no-speed-probe", o.no_speed_probe,
-              "Simulate at the profile's speed; do not re-measure its reference steps");
+              "Do not re-measure the profile's reference steps (machine drift)");
   c->add_option("--max-error", o.max_error,
                 "Exit 1 when throughput, TPOT p50 or TTFT p50/p99 is off by more (fraction)");
   c->add_flag("--json", o.json, "Print the report as JSON");

@@ -39,7 +39,7 @@ struct CalibrateCommandOptions {
   int64_t num_blocks = 0;              // validate: engine KV blocks; 0 = its default budget
   double max_error = 0;                // validate: exit 1 beyond this |error|; 0 = never
   int runs = 3;                        // validate: engine runs, medians reported
-  bool no_speed_probe = false;         // validate: simulate at the profile's speed
+  bool no_speed_probe = false;         // validate: skip re-measuring the reference steps
   std::string all_out;                 // all: folder for run/, profile.json, validation.json
   bool json = false;
 };

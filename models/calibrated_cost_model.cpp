@@ -1,7 +1,5 @@
 #include "models/calibrated_cost_model.h"
 
-#include <cmath>
-
 #include "models/config_error.h"
 #include "models/model_spec.h"
 #include "models/parallel_config.h"
@@ -18,10 +16,6 @@ CalibratedCostModel::CalibratedCostModel(const CalibrationProfile& profile, cons
     throw ConfigError("cost_model.profile: profiled on " + profile.model + ", the scenario runs " +
                       model.name + "; run `servesim calibrate profile --model " + model.name +
                       "`, or set cost_model.transfer=true to predict it from the fitted rates");
-  }
-  if (!(options.time_scale > 0) || !std::isfinite(options.time_scale)) {
-    throw ConfigError("cost_model: time_scale must be a finite number > 0, got " +
-                      std::to_string(options.time_scale));
   }
   if (parallel.tp != 1 || parallel.pp != 1) {
     throw ConfigError(
@@ -78,7 +72,6 @@ StepTime CalibratedCostModel::predict(const BatchShape& shape) const {
     for (size_t k = 0; k < f.size && k < c.size(); ++k) s += c[k] * f.values[k];
     const RowScale& scale = profile_.row_scales[i];
     if (!scale.empty()) s *= scale.at(gemm_rows(static_cast<Op>(i), shape));
-    s *= options_.time_scale;
     t.op_s[i] = s;
     t.total_s += s;
   }

@@ -34,9 +34,6 @@ inline constexpr double kProfileRangeSlack = 1.5;
 struct CalibratedOptions {
   bool extrapolate = false;  // predict steps beyond the profiled range instead of refusing
   bool transfer = false;     // allow a model other than the profiled one
-  // Every predicted time multiplied by this: calibrate validate's probed machine speed
-  // relative to when the profile was measured. REQUIRES: finite, > 0.
-  double time_scale = 1.0;
 };
 
 class CalibratedCostModel : public CostModel {

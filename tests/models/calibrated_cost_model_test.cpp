@@ -157,22 +157,6 @@ TEST(CalibratedCostModel, ScalesEachGemmByItsRowFactor) {
   EXPECT_DOUBLE_EQ(b.total_s - a.total_s, a[Op::kMlp] + 2.0 * a[Op::kLmHead]);
 }
 
-TEST(CalibratedCostModel, TimeScaleMultipliesEveryOp) {
-  const CalibrationProfile p = make_profile("Llama-100M-bench");
-  const ModelSpec m = model("Llama-100M-bench");
-  const CalibratedCostModel base(p, m, {});
-  const CalibratedCostModel slower(p, m, {}, {.time_scale = 1.25});
-  BatchShape shape;
-  shape.add_sequence(32, 0, true, true);
-  shape.add_sequence(1, 100, false, true);
-  const StepTime a = base.predict(shape);
-  const StepTime b = slower.predict(shape);
-  EXPECT_DOUBLE_EQ(b.total_s, 1.25 * a.total_s);
-  EXPECT_DOUBLE_EQ(b[Op::kAttentionDecode], 1.25 * a[Op::kAttentionDecode]);
-  EXPECT_THAT([&] { CalibratedCostModel(p, m, {}, {.time_scale = 0.0}); },
-              ThrowsMessage<ConfigError>(HasSubstr("time_scale must be a finite number > 0")));
-}
-
 TEST(CalibratedCostModel, MoreTokensCostMore) {
   const CalibratedCostModel cm(make_profile("Llama-100M-bench"), model("Llama-100M-bench"), {});
   BatchShape a, b;
