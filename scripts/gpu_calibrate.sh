@@ -8,11 +8,11 @@
 # `servesim calibrate all` on configs/scenarios/gpu-calibrate-8b.json with the CUDA backend:
 # profiles a Llama-3-8B-shaped bf16 model (weights drawn on the device) over prefill chunks up
 # to 2048 tokens, decode batches up to 64 and contexts up to 4096, fits the profile, and
-# validates it by serving the scenario's 400 requests in real time next to the simulator;
-# then once more saturated (every request at once: throughput is the engine's speed), and a
-# transfer check (the same profile predicting Qwen2.5-7B). Outputs: OUT_DIR/run (the profile
-# run), profile.json, validation.json, validation-saturated.json, validation-transfer.json and
-# the logs. Each stage has a time limit; the whole run ends within 8 minutes after the build.
+# validates it by serving the scenario's 400 requests in real time next to the simulator
+# (three runs, ~25 s each); then saturated (every request at once: throughput is the engine's
+# speed) and a transfer check (the same profile predicting Qwen2.5-7B), two runs each.
+# Outputs: OUT_DIR/run (the profile run), profile.json, validation.json,
+# validation-saturated.json, validation-transfer.json and the logs. Each stage has a time limit; the whole run ends within 8 minutes after the build.
 # Commit profile.json as configs/profiles/Llama-3-8B-<gpu>-cuda.json and the figures in
 # docs/validation.md.
 set -uo pipefail
@@ -58,13 +58,13 @@ fi
 cp "$out/validation.json" "$out/validation-paced.json"
 
 stage "validate saturated: all 400 requests at once"
-timeout 120 "$servesim" calibrate validate "$scenario" --profile "$out/profile.json" \
-  --num-blocks "$blocks" --set workload.arrival.rate_qps=100000 \
+timeout 90 "$servesim" calibrate validate "$scenario" --profile "$out/profile.json" \
+  --num-blocks "$blocks" --runs 2 --set workload.arrival.rate_qps=100000 \
   --report "$out/validation-saturated.json" || failures+=("saturated validation")
 
 stage "transfer: the Llama-3-8B profile predicting Qwen2.5-7B"
-timeout 120 "$servesim" calibrate validate "$scenario" --profile "$out/profile.json" \
-  --num-blocks "$blocks" --set model=Qwen2.5-7B --transfer \
+timeout 90 "$servesim" calibrate validate "$scenario" --profile "$out/profile.json" \
+  --num-blocks "$blocks" --runs 2 --set model=Qwen2.5-7B --transfer \
   --report "$out/validation-transfer.json" || failures+=("transfer validation")
 
 echo "outputs in $out"
