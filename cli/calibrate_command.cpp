@@ -221,7 +221,7 @@ void add_validate_options(CLI::App* c, CalibrateCommandOptions& o) {
   c->add_flag("--extrapolate", o.extrapolate, "Accept steps beyond the profile's range");
   c->add_option("--runs", o.runs,
                 "Serve the workload this many times; the engine's figures are their medians")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 100));
   c->add_flag("--no-speed-probe", o.no_speed_probe,
               "Do not re-measure the profile's reference steps (machine drift)");
   c->add_option("--max-error", o.max_error,

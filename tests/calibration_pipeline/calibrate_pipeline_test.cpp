@@ -121,6 +121,10 @@ TEST(CalibrateCommand, BadInputIsAOneLineError) {
     EXPECT_THAT(r.err, HasSubstr(c.message)) << c.args;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+  // Flag values CLI11 checks: refused before anything runs, naming the flag and its range.
+  const auto runs = run_servesim("calibrate validate " + kScenario + " --profile x.json --runs 0");
+  EXPECT_NE(runs.exit_code, 0);
+  EXPECT_THAT(runs.err, HasSubstr("--runs: Value 0 not in range 1 to 100"));
 }
 
 }  // namespace
