@@ -15,6 +15,7 @@
 #include "engine/runtime/cuda_weights.h"
 #endif
 #include "models/config_error.h"
+#include "sim/in_flight_request.h"
 #include "sim/request_prompt.h"
 #include "sim/stepwise_metrics.h"
 #include "sim/workload.h"
@@ -146,13 +147,6 @@ class EngineServer::Run {
   }
 
  private:
-  struct InFlight {
-    RequestSpec spec;
-    double first_scheduled_s = RequestRecord::kNever;
-    double first_token_s = RequestRecord::kNever;
-    double last_token_s = RequestRecord::kNever;
-  };
-
   MetricsOptions metrics_options() const {
     MetricsOptions options = server_.config_.metrics;
     // One CPU process: throughput "per GPU" is per engine, and a GPU's price means nothing.
@@ -200,7 +194,7 @@ class EngineServer::Run {
     request.max_output_tokens = spec.output_tokens;
     request.ignore_eos = true;
     request.arrival_s = spec.arrival_s;
-    in_flight_.emplace(spec.id, InFlight{spec});
+    in_flight_.emplace(spec.id, InFlightRequest{spec});
     if (!engine_->add_request(std::move(request))) {
       for (const FinishedRequest& done : engine_->finished()) {
         if (done.id == spec.id) leave(done, now);
@@ -225,7 +219,7 @@ class EngineServer::Run {
       served.shape.add_sequence(s.new_tokens, s.context_tokens, s.prefill, s.token >= 0);
       auto it = in_flight_.find(s.request_id);
       if (it == in_flight_.end()) continue;
-      InFlight& f = it->second;
+      InFlightRequest& f = it->second;
       if (s.prefill && std::isnan(f.first_scheduled_s)) f.first_scheduled_s = start_s;
       if (s.token < 0) continue;
       if (std::isnan(f.first_token_s)) {
@@ -243,25 +237,9 @@ class EngineServer::Run {
   void leave(const FinishedRequest& done, double now) {
     auto it = in_flight_.find(done.id);
     if (it == in_flight_.end()) return;
-    const InFlight f = std::move(it->second);
+    const InFlightRequest f = std::move(it->second);
     in_flight_.erase(it);
-    RequestRecord r;
-    r.id = f.spec.id;
-    r.replica = 0;
-    r.arrival_s = f.spec.arrival_s;
-    r.prompt_tokens = done.num_prompt_tokens;
-    r.output_tokens = done.num_output_tokens;
-    r.cached_prompt_tokens = done.num_cached_prompt_tokens;
-    r.preemptions = done.num_preemptions;
-    r.step_index = f.spec.step_index;
-    if (done.status == RequestStatus::kRejected) {
-      r.status = RequestOutcome::kRejected;
-    } else {
-      r.first_scheduled_s = f.first_scheduled_s;
-      r.first_token_s = f.first_token_s;
-      r.finish_s = now;
-    }
-    report(f.spec, r, now);
+    report(f.spec, f.to_record(done, 0, now), now);
   }
 
   void report(const RequestSpec& spec, const RequestRecord& record, double now) {
@@ -313,7 +291,7 @@ class EngineServer::Run {
   std::unique_ptr<Engine> engine_;
   MetricsCollector metrics_;
   std::unique_ptr<StepwiseMetrics> by_step_;  // stepped workloads only
-  std::unordered_map<uint64_t, InFlight> in_flight_;
+  std::unordered_map<uint64_t, InFlightRequest> in_flight_;
   Clock::time_point epoch_;
   uint64_t admitted_ = 0;     // requests popped from the source, rejected ones included
   int last_step_tokens_ = 0;  // tokens computed by the latest step

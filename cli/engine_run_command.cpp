@@ -115,13 +115,9 @@ int run_engine_run(const EngineRunOptions& o) {
   j["wall_s"] = result.wall_s;
   j["stopped"] = result.stopped;
   j["summary"] = summary_json(result.summary);
-  nlohmann::json steps = nlohmann::json::array();
-  for (size_t i = 0; i < result.by_step.size(); ++i) {
-    nlohmann::json s = summary_json(result.by_step[i]);
-    s["clients"] = c.workload.steps[i];
-    steps.push_back(s);
+  if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {
+    j["steps"] = steps;
   }
-  if (!steps.empty()) j["steps"] = steps;
   j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
 
   if (!o.out_dir.empty()) {

@@ -112,13 +112,9 @@ int run_simulate(const SimulateOptions& options) {
     j["cost_model"] = {{"type", "roofline"}};
   }
   j["summary"] = summary_json(result.summary);
-  nlohmann::json steps = nlohmann::json::array();
-  for (size_t i = 0; i < result.by_step.size(); ++i) {
-    nlohmann::json s = summary_json(result.by_step[i]);
-    s["clients"] = c.workload.steps[i];
-    steps.push_back(s);
+  if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {
+    j["steps"] = steps;
   }
-  if (!steps.empty()) j["steps"] = steps;
   nlohmann::json replicas = nlohmann::json::array();
   for (const ReplicaSummary& r : result.replicas) replicas.push_back(replica_json(r));
   j["replicas"] = replicas;

@@ -35,7 +35,7 @@ void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& list
   request.max_output_tokens = spec.output_tokens;
   request.ignore_eos = true;
   request.arrival_s = spec.arrival_s;
-  in_flight_.emplace(spec.id, InFlight{spec});
+  in_flight_.emplace(spec.id, InFlightRequest{spec});
   if (!scheduler_.add_request(std::move(request))) {
     for (const FinishedRequest& done : scheduler_.finished()) {
       if (done.id == spec.id) report_left(done, now_s, listener);
@@ -75,7 +75,7 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
   for (const ScheduledSequence& s : out.sequences) {
     if (!s.samples) continue;
     auto it = in_flight_.find(s.request_id);
-    InFlight& f = it->second;
+    InFlightRequest& f = it->second;
     const uint64_t position = static_cast<uint64_t>(s.num_computed_tokens + s.num_new_tokens);
     result_.sampled_token_ids.push_back(
         synthetic_stream_token(f.spec.session, position, options_.vocab_size));
@@ -94,31 +94,10 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
   for (const FinishedRequest& done : scheduler_.finished()) report_left(done, now_s, listener);
 }
 
-RequestRecord Replica::record_of(const InFlight& f, const FinishedRequest& done,
-                                 double now_s) const {
-  RequestRecord r;
-  r.id = f.spec.id;
-  r.replica = index_;
-  r.arrival_s = f.spec.arrival_s;
-  r.prompt_tokens = done.num_prompt_tokens;
-  r.output_tokens = done.num_output_tokens;
-  r.cached_prompt_tokens = done.num_cached_prompt_tokens;
-  r.preemptions = done.num_preemptions;
-  r.step_index = f.spec.step_index;
-  if (done.status == servesim::RequestStatus::kRejected) {
-    r.status = RequestOutcome::kRejected;
-    return r;
-  }
-  r.first_scheduled_s = f.first_scheduled_s;
-  r.first_token_s = f.first_token_s;
-  r.finish_s = now_s;
-  return r;
-}
-
 void Replica::report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener) {
   auto it = in_flight_.find(done.id);
   if (it == in_flight_.end()) return;
-  const RequestRecord record = record_of(it->second, done, now_s);
+  const RequestRecord record = it->second.to_record(done, index_, now_s);
   const RequestSpec spec = std::move(it->second.spec);
   in_flight_.erase(it);
   listener.on_request_left(spec, record);

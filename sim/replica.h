@@ -23,6 +23,7 @@
 
 #include "engine/sched/scheduler.h"
 #include "models/cost_model.h"
+#include "sim/in_flight_request.h"
 #include "sim/request_record.h"
 #include "sim/request_source.h"
 #include "sim/router.h"
@@ -76,21 +77,13 @@ class Replica {
   const StepTime& op_totals() const { return op_totals_; }
 
  private:
-  struct InFlight {
-    RequestSpec spec;
-    double first_scheduled_s = RequestRecord::kNever;
-    double first_token_s = RequestRecord::kNever;
-    double last_token_s = RequestRecord::kNever;
-  };
-
-  RequestRecord record_of(const InFlight& f, const FinishedRequest& done, double now_s) const;
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
 
   int index_;
   ReplicaOptions options_;
   Scheduler scheduler_;
   SimulatedExecutor executor_;
-  std::unordered_map<uint64_t, InFlight> in_flight_;
+  std::unordered_map<uint64_t, InFlightRequest> in_flight_;
   const SchedulerOutput* current_ = nullptr;
   StepResult result_;
   bool busy_ = false;

@@ -86,6 +86,17 @@ nlohmann::json summary_json(const MetricsSummary& m) {
           {"queueing", stats_json(m.queueing)}};
 }
 
+nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
+                          const std::vector<int>& clients) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < by_step.size(); ++i) {
+    nlohmann::json s = summary_json(by_step[i]);
+    s["clients"] = clients[i];
+    steps.push_back(s);
+  }
+  return steps;
+}
+
 nlohmann::json replica_json(const ReplicaSummary& r) {
   nlohmann::json ops;
   for (size_t op = 0; op < kNumOps; ++op) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/metrics.h"
 #include "sim/observer.h"
@@ -39,6 +40,11 @@ class ResultWriter final : public Observer {
 // summary.json's "summary" object: counts, throughputs, and for TTFT/TPOT/ITL/E2E/queueing
 // {count, mean_ms, p50_ms, p90_ms, p95_ms, p99_ms, max_ms}; NaN values are null.
 nlohmann::json summary_json(const MetricsSummary& summary);
+
+// summary.json's "steps" of a stepped-concurrency workload: each step's summary with its
+// "clients". REQUIRES: clients has an entry per summary. Empty array for other workloads.
+nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
+                          const std::vector<int>& clients);
 
 // One entry of summary.json's "replicas": steps, busy_s, preemptions, prefix_cache_hit_rate,
 // evicted_blocks and op_seconds (seconds per op, op_name keys).
