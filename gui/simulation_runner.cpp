@@ -15,23 +15,12 @@ SimulationRunner::SimulationRunner(QObject* parent) : QObject(parent) {
   qRegisterMetaType<std::shared_ptr<const RunSnapshot>>();
 }
 
-SimulationRunner::~SimulationRunner() {
-  for (Job& job : jobs_) job.stop->store(true);
-  wait_for_all();
-}
-
-void SimulationRunner::wait_for_all() {
-  for (Job& job : jobs_) job.future.waitForFinished();
-}
+SimulationRunner::~SimulationRunner() = default;
 
 uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
-  for (Job& job : jobs_) job.stop->store(true);
-  const uint64_t id = next_job_++;
-  current_job_ = id;
-  busy_ = true;
-  current_cancelled_ = false;
-
-  auto stop = std::make_shared<std::atomic<bool>>(false);
+  const JobBook::Ticket ticket = jobs_.open();
+  const uint64_t id = ticket.id;
+  const std::shared_ptr<std::atomic<bool>> stop = ticket.stop;
   // The worker reaches this object only through queued calls, which Qt discards if the
   // runner is gone; the destructor waits for the worker anyway.
   QFuture<void> future = QtConcurrent::run([this, id, stop, config = std::move(config),
@@ -66,35 +55,25 @@ uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
     QMetaObject::invokeMethod(
         this, [this, id, snapshot, error] { on_done(id, snapshot, error); }, Qt::QueuedConnection);
   });
-  jobs_.push_back({id, stop, future});
+  jobs_.add(ticket, future);
   emit started(id);
   return id;
 }
 
 void SimulationRunner::cancel() {
-  if (!busy_) return;
-  current_cancelled_ = true;
-  for (Job& job : jobs_) {
-    if (job.id == current_job_) job.stop->store(true);
-  }
+  jobs_.cancel();
 }
 
 void SimulationRunner::on_progress(uint64_t job, double fraction, double sim_time_s) {
-  if (job != current_job_ || !busy_) return;
+  if (!jobs_.is_running(job)) return;
   emit progress(job, fraction, sim_time_s);
 }
 
 void SimulationRunner::on_done(uint64_t job, std::shared_ptr<const RunSnapshot> snapshot,
                                const QString& error) {
-  // The job's thread has returned its last value; forget it.
-  auto it = std::find_if(jobs_.begin(), jobs_.end(), [job](const Job& j) { return j.id == job; });
-  if (it != jobs_.end()) {
-    it->future.waitForFinished();
-    jobs_.erase(it);
-  }
-  if (job != current_job_) return;  // superseded: its results are stale
-  busy_ = false;
-  if (current_cancelled_) {
+  const JobBook::Outcome outcome = jobs_.finish(job);
+  if (outcome == JobBook::Outcome::kStale) return;  // superseded: its results are stale
+  if (outcome == JobBook::Outcome::kCancelled) {
     emit cancelled(job);
   } else if (!snapshot) {
     emit failed(job, error);

@@ -9,14 +9,12 @@
 // job outlives the runner. Thread-safety: a QObject of the GUI thread; call it from there.
 #pragma once
 
-#include <QFuture>
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
+#include "gui/job_book.h"
 #include "gui/run_snapshot.h"
 #include "sim/simulation.h"
 
@@ -34,10 +32,10 @@ class SimulationRunner : public QObject {
   uint64_t start(SimulationConfig config, std::string name = {});
   // Asks the current job to stop; cancelled(job) follows once it has.
   void cancel();
-  bool busy() const { return busy_; }
-  uint64_t current_job() const { return current_job_; }
+  bool busy() const { return jobs_.busy(); }
+  uint64_t current_job() const { return jobs_.current(); }
   // Waits until every job, superseded ones included, has returned. For tests and shutdown.
-  void wait_for_all();
+  void wait_for_all() { jobs_.wait_for_all(); }
 
  signals:
   void started(quint64 job);
@@ -49,20 +47,10 @@ class SimulationRunner : public QObject {
   void cancelled(quint64 job);
 
  private:
-  struct Job {
-    uint64_t id = 0;
-    std::shared_ptr<std::atomic<bool>> stop;
-    QFuture<void> future;
-  };
-
   void on_progress(uint64_t job, double fraction, double sim_time_s);
   void on_done(uint64_t job, std::shared_ptr<const RunSnapshot> snapshot, const QString& error);
 
-  std::vector<Job> jobs_;  // started and not yet reported back
-  uint64_t next_job_ = 1;
-  uint64_t current_job_ = 0;
-  bool busy_ = false;
-  bool current_cancelled_ = false;
+  JobBook jobs_;  // last member: destroyed first, stopping and waiting for every worker
 };
 
 }  // namespace servesim::gui

@@ -16,24 +16,13 @@ SweepRunner::SweepRunner(QObject* parent)
   qRegisterMetaType<std::shared_ptr<const SweepSnapshot>>();
 }
 
-SweepRunner::~SweepRunner() {
-  for (Job& job : jobs_) job.stop->store(true);
-  wait_for_all();
-}
-
-void SweepRunner::wait_for_all() {
-  for (Job& job : jobs_) job.future.waitForFinished();
-}
+SweepRunner::~SweepRunner() = default;
 
 uint64_t SweepRunner::start(nlohmann::json scenario, std::string base_dir, std::string origin,
                             SweepOptions options) {
-  for (Job& job : jobs_) job.stop->store(true);
-  const uint64_t id = next_job_++;
-  current_job_ = id;
-  busy_ = true;
-  current_cancelled_ = false;
-
-  auto stop = std::make_shared<std::atomic<bool>>(false);
+  const JobBook::Ticket ticket = jobs_.open();
+  const uint64_t id = ticket.id;
+  const std::shared_ptr<std::atomic<bool>> stop = ticket.stop;
   // As in SimulationRunner: queued calls into this object only, and the destructor waits.
   QFuture<void> future = QtConcurrent::run(
       [this, id, stop, catalog = catalog_, scenario = std::move(scenario),
@@ -69,34 +58,25 @@ uint64_t SweepRunner::start(nlohmann::json scenario, std::string base_dir, std::
             this, [this, id, snapshot, error] { on_done(id, snapshot, error); },
             Qt::QueuedConnection);
       });
-  jobs_.push_back({id, stop, future});
+  jobs_.add(ticket, future);
   emit started(id);
   return id;
 }
 
 void SweepRunner::cancel() {
-  if (!busy_) return;
-  current_cancelled_ = true;
-  for (Job& job : jobs_) {
-    if (job.id == current_job_) job.stop->store(true);
-  }
+  jobs_.cancel();
 }
 
 void SweepRunner::on_progress(uint64_t job, int done, int total) {
-  if (job != current_job_ || !busy_) return;
+  if (!jobs_.is_running(job)) return;
   emit progress(job, done, total);
 }
 
 void SweepRunner::on_done(uint64_t job, std::shared_ptr<const SweepSnapshot> snapshot,
                           const QString& error) {
-  auto it = std::find_if(jobs_.begin(), jobs_.end(), [job](const Job& j) { return j.id == job; });
-  if (it != jobs_.end()) {
-    it->future.waitForFinished();
-    jobs_.erase(it);
-  }
-  if (job != current_job_) return;  // superseded: its results are stale
-  busy_ = false;
-  if (current_cancelled_) {
+  const JobBook::Outcome outcome = jobs_.finish(job);
+  if (outcome == JobBook::Outcome::kStale) return;  // superseded: its results are stale
+  if (outcome == JobBook::Outcome::kCancelled) {
     emit cancelled(job);
   } else if (!snapshot) {
     emit failed(job, error);

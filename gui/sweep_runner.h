@@ -8,16 +8,14 @@
 // Thread-safety: a QObject of the GUI thread; call it from there.
 #pragma once
 
-#include <QFuture>
 #include <QObject>
 #include <QString>
-#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <vector>
 
+#include "gui/job_book.h"
 #include "models/catalog.h"
 #include "sim/sweep.h"
 
@@ -44,10 +42,10 @@ class SweepRunner : public QObject {
                  SweepOptions options);
   // Asks the current job to stop; cancelled(job) follows once it has.
   void cancel();
-  bool busy() const { return busy_; }
-  uint64_t current_job() const { return current_job_; }
+  bool busy() const { return jobs_.busy(); }
+  uint64_t current_job() const { return jobs_.current(); }
   // Waits until every job, superseded ones included, has returned. For tests and shutdown.
-  void wait_for_all();
+  void wait_for_all() { jobs_.wait_for_all(); }
 
  signals:
   void started(quint64 job);
@@ -59,21 +57,11 @@ class SweepRunner : public QObject {
   void cancelled(quint64 job);
 
  private:
-  struct Job {
-    uint64_t id = 0;
-    std::shared_ptr<std::atomic<bool>> stop;
-    QFuture<void> future;
-  };
-
   void on_progress(uint64_t job, int done, int total);
   void on_done(uint64_t job, std::shared_ptr<const SweepSnapshot> snapshot, const QString& error);
 
   std::shared_ptr<const Catalog> catalog_;  // shared read-only with the workers
-  std::vector<Job> jobs_;                   // started and not yet reported back
-  uint64_t next_job_ = 1;
-  uint64_t current_job_ = 0;
-  bool busy_ = false;
-  bool current_cancelled_ = false;
+  JobBook jobs_;  // last member: destroyed first, stopping and waiting for every worker
 };
 
 }  // namespace servesim::gui
