@@ -52,6 +52,10 @@ SpeedProbe::SpeedProbe(const CalibrationProfile& p)
 }
 
 double SpeedProbe::measure(int repeats) {
+  return speed_factor(measure_steps(repeats), steps_);
+}
+
+std::vector<double> SpeedProbe::measure_steps(int repeats) {
   std::vector<std::unique_ptr<ShapeBatch>> batches;
   for (const ReferenceStep& step : steps_) {
     batches.push_back(std::make_unique<ShapeBatch>(step.seqs, block_size_, vocab_));
@@ -69,7 +73,7 @@ double SpeedProbe::measure(int repeats) {
   }
   std::vector<double> medians;
   for (std::vector<double>& t : times) medians.push_back(percentile(t, 50));
-  return speed_factor(medians, steps_);
+  return medians;
 }
 
 double speed_factor(std::span<const double> measured_s, std::span<const ReferenceStep> steps) {

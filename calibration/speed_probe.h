@@ -24,8 +24,12 @@ class SpeedProbe {
   // backend cannot run here.
   explicit SpeedProbe(const CalibrationProfile& profile);
 
-  // One warm-up and `repeats` measured steps of each reference step. REQUIRES: repeats >= 1.
+  // speed_factor() of measure_steps(repeats).
   double measure(int repeats = 3);
+  // The median seconds of each reference step now, in the profile's order: one round-robin
+  // warm-up pass, then `repeats` measured passes. REQUIRES: repeats >= 1.
+  std::vector<double> measure_steps(int repeats = 3);
+  const std::vector<ReferenceStep>& steps() const { return steps_; }
 
  private:
   std::vector<ReferenceStep> steps_;
