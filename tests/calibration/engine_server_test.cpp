@@ -5,6 +5,7 @@
 #include "calibration/engine_server.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -23,7 +24,9 @@ namespace {
 namespace fs = std::filesystem;
 
 std::string tiny_model_file() {
-  const fs::path path = fs::temp_directory_path() / "servesim_engine_server_tiny.json";
+  // Private to this process: the tests run in parallel processes that each write it.
+  const fs::path path = fs::temp_directory_path() /
+                        ("servesim_engine_server_tiny_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << R"({"name": "tiny-serve", "hidden_size": 32, "num_layers": 2,
     "num_heads": 4, "num_kv_heads": 2, "head_dim": 8, "intermediate_size": 48,
     "vocab_size": 64, "max_position_embeddings": 256, "dtype": "fp32"})";

@@ -1,5 +1,6 @@
 // End-to-end tests of `servesim engine bench`: a tiny model, small measurement buffers.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -16,7 +17,10 @@ using testing::CliResult;
 using testing::run_servesim;
 
 std::string tiny_model_file() {
-  const fs::path path = fs::temp_directory_path() / "servesim_engine_cli_tiny.json";
+  // Private to this process: ctest runs each test in its own process, in parallel, and a
+  // file they all rewrote was read half-written.
+  const fs::path path = fs::temp_directory_path() /
+                        ("servesim_engine_cli_tiny_" + std::to_string(::getpid()) + ".json");
   std::ofstream(path) << R"({"name": "tiny-cli", "hidden_size": 32, "num_layers": 2,
     "num_heads": 4, "num_kv_heads": 2, "head_dim": 8, "intermediate_size": 48,
     "vocab_size": 64, "max_position_embeddings": 64})";
@@ -82,7 +86,9 @@ TEST(EngineBenchCommand, BadInputIsAOneLineError) {
                         "exceeds max_model_len 64");
   expect_one_line_error(run_servesim("engine bench --model Mixtral-8x7B" + kSmall),
                         "mixture-of-experts");
-  const fs::path truncated = fs::temp_directory_path() / "servesim_engine_cli_bad.safetensors";
+  const fs::path truncated =
+      fs::temp_directory_path() /
+      ("servesim_engine_cli_bad_" + std::to_string(::getpid()) + ".safetensors");
   std::ofstream(truncated) << "abc";
   expect_one_line_error(run_servesim("engine bench --prompt-len 8 --checkpoint " +
                                      truncated.string() + model + kSmall),
