@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/runtime/engine.h"
+#include "kernels/cpu_isa.h"
 #include "kernels/cpu_roofline.h"
 #include "kernels/sampler.h"
 #include "models/catalog.h"
@@ -282,6 +283,7 @@ int run_bench(const EngineCommandOptions& o) {
     j["read_bandwidth_Bps"] = bandwidth_Bps;
     j["gemm_flops"] = gemm_flops;
     j["gemm_size"] = target.gemm_size;
+    j["cpu_isa"] = cpu_isa_name(active_cpu_isa());
     j["gen_len"] = o.gen_len;
     j["repeats"] = o.repeats;
     nlohmann::json rows = nlohmann::json::array();
@@ -308,8 +310,9 @@ int run_bench(const EngineCommandOptions& o) {
   if (target.device.empty()) {
     std::printf(
         "engine bench: %s (%.1f M params, %.1f MB of fp32 weights read per decode step), "
-        "backend cpu, threads %d\n",
-        spec.name.c_str(), target.num_params / 1e6, target.weight_bytes_per_step / 1e6, o.threads);
+        "backend cpu, threads %d, kernels %s\n",
+        spec.name.c_str(), target.num_params / 1e6, target.weight_bytes_per_step / 1e6, o.threads,
+        cpu_isa_name(active_cpu_isa()));
     std::printf(
         "machine: memory read %.2f GB/s (%lld MiB buffer), Eigen GEMM %.1f GFLOP/s "
         "(%d^3); medians of repeated runs\n\n",

@@ -5,12 +5,14 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "calibration/build_info.h"
 #include "cli/calibrate_command.h"
 #include "cli/deployment_options.h"
 #include "cli/engine_command.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "cli/sweep_command.h"
+#include "kernels/cpu_isa.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/memory_plan.h"
@@ -67,7 +69,10 @@ int main(int argc, char** argv) {
   using namespace servesim;
   CLI::App app{"servesim: capacity planner and performance simulator for LLM serving"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "servesim 0.1.0");
+  app.set_version_flag("--version", [] {
+    return "servesim " + servesim_version() + " (git " + servesim_git_revision() +
+           "), CPU kernels " + cpu_isa_summary();
+  });
 
   bool json = false;
   DeploymentOptions deployment;
@@ -126,6 +131,10 @@ int main(int argc, char** argv) {
   } catch (const ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;
+  } catch (const std::runtime_error& e) {
+    // E.g. a SERVESIM_CPU_ISA this CPU cannot run: one line, not an abort.
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
   }
   return 0;
 }

@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "kernels/isa_kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace servesim {
@@ -29,13 +30,14 @@ TEST(ThreadPool, CoversTheRangeOnceInGrainAlignedPieces) {
   }
 }
 
-void check_linear(int64_t m, int64_t n, int64_t k, bool with_bias, int threads) {
+void check_linear(int64_t m, int64_t n, int64_t k, bool with_bias, int threads,
+                  LinearKernel* kernel = &linear) {
   const std::vector<float> x = random_vector(size_t(m * k), 11);
   const std::vector<float> w = random_vector(size_t(n * k), 12);
   const std::vector<float> b = random_vector(size_t(n), 13);
   std::vector<float> y(size_t(m * n), -1.0f);
   ThreadPool pool(threads);
-  linear(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), m, n, k, pool);
+  kernel(x.data(), w.data(), with_bias ? b.data() : nullptr, y.data(), m, n, k, pool);
   std::vector<double> ref(y.size());
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
@@ -58,6 +60,21 @@ TEST(Linear, GemmWithBiasMatchesDoubleReference) {
     check_linear(16, 70, 40, true, threads);  // the widest decode batch of dot products
     check_linear(17, 70, 40, false, threads);
   }
+}
+
+// Every instruction-set copy this CPU can run, not only the one dispatch picks here: the
+// copies other CPUs pick must compute the same products.
+TEST(Linear, EveryIsaCopyThisCpuRunsMatchesDoubleReference) {
+  int ran = 0;
+  for (const IsaKernels& copy : built_isa_kernels()) {
+    if (!cpu_supports(copy.isa)) continue;
+    SCOPED_TRACE(cpu_isa_name(copy.isa));
+    ++ran;
+    check_linear(1, 77, 64, false, 2, copy.linear);
+    check_linear(16, 70, 40, true, 2, copy.linear);
+    check_linear(37, 50, 96, true, 2, copy.linear);
+  }
+  EXPECT_GE(ran, 1);  // the lowest level runs everywhere
 }
 
 }  // namespace

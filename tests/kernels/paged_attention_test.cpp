@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "kernels/isa_kernels.h"
 #include "tests/kernels/kernel_test_util.h"
 
 namespace servesim {
@@ -62,7 +63,8 @@ std::vector<double> dense_attention(const std::vector<float>& q, const std::vect
   return out;
 }
 
-void check_paged_matches_dense(int heads, int kv_heads, int threads) {
+void check_paged_matches_dense(int heads, int kv_heads, int threads,
+                               PagedAttentionKernel* kernel = &paged_attention) {
   const int head_dim = 16, block_size = 4, num_blocks = 40;
   // A prefill chunk with earlier context, a whole prompt, a decode with a long context, a
   // decode at position 0's neighbour, and a chunk ending mid-block.
@@ -104,8 +106,8 @@ void check_paged_matches_dense(int heads, int kv_heads, int threads) {
   }
   std::vector<float> out(q.size(), 0.0f);
   ThreadPool pool(threads);
-  paged_attention(q.data(), int64_t(heads) * head_dim, cache, 1, batch, heads,
-                  1.0f / std::sqrt(float(head_dim)), out.data(), pool);
+  kernel(q.data(), int64_t(heads) * head_dim, cache, 1, batch, heads,
+         1.0f / std::sqrt(float(head_dim)), out.data(), pool);
   const std::vector<double> ref =
       dense_attention(q, k_all, v_all, seqs, key_start, heads, kv_heads, head_dim);
   EXPECT_LT(max_relative_error(out, ref), 1e-5)
@@ -115,8 +117,8 @@ void check_paged_matches_dense(int heads, int kv_heads, int threads) {
   std::vector<float> split(q.size(), 0.0f);
   const std::span<const AttentionSequence> all(batch);
   for (const std::span<const AttentionSequence> part : {all.first(2), all.subspan(2)}) {
-    paged_attention(q.data(), int64_t(heads) * head_dim, cache, 1, part, heads,
-                    1.0f / std::sqrt(float(head_dim)), split.data(), pool);
+    kernel(q.data(), int64_t(heads) * head_dim, cache, 1, part, heads,
+           1.0f / std::sqrt(float(head_dim)), split.data(), pool);
   }
   EXPECT_EQ(split, out);
 }
@@ -132,6 +134,17 @@ TEST(PagedAttention, GroupedQueryAttentionMatchesDense) {
 
 TEST(PagedAttention, ThreadsDoNotChangeTheResult) {
   check_paged_matches_dense(4, 2, 3);
+}
+
+TEST(PagedAttention, EveryIsaCopyThisCpuRunsMatchesDense) {
+  int ran = 0;
+  for (const IsaKernels& copy : built_isa_kernels()) {
+    if (!cpu_supports(copy.isa)) continue;
+    SCOPED_TRACE(cpu_isa_name(copy.isa));
+    ++ran;
+    check_paged_matches_dense(6, 2, 2, copy.paged_attention);
+  }
+  EXPECT_GE(ran, 1);
 }
 
 TEST(PagedKVCache, SlotFollowsTheBlockTable) {
