@@ -12,7 +12,7 @@
 #include <fstream>
 
 #include "models/catalog.h"
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 namespace servesim {
 namespace {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "engine/sched/scheduler.h"
-#include "engine/sched/synthetic_prompt.h"
+#include "sim/workload/synthetic_prompt.h"
 
 // GCC pairs the replaced operator delete with the library's operator new when it inlines.
 #if defined(__GNUC__) && !defined(__clang__)

@@ -3,10 +3,10 @@
 // whole-simulator targets in DESIGN.md (20,000 requests in <= 1.5 s) leave for the rest.
 #include <benchmark/benchmark.h>
 
-#include "sim/event_queue.h"
-#include "sim/metrics.h"
-#include "sim/rng.h"
-#include "sim/workload.h"
+#include "sim/core/event_queue.h"
+#include "sim/core/rng.h"
+#include "sim/metrics/metrics.h"
+#include "sim/workload/workload.h"
 
 namespace servesim {
 namespace {

@@ -6,8 +6,8 @@
 #include <sys/resource.h>
 
 #include "models/catalog.h"
-#include "sim/scenario.h"
-#include "sim/simulation.h"
+#include "sim/serving/scenario.h"
+#include "sim/serving/simulation.h"
 
 namespace servesim {
 namespace {

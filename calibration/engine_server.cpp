@@ -15,10 +15,10 @@
 #include "engine/runtime/cuda_weights.h"
 #endif
 #include "models/config_error.h"
-#include "sim/in_flight_request.h"
-#include "sim/request_prompt.h"
-#include "sim/stepwise_metrics.h"
-#include "sim/workload.h"
+#include "sim/metrics/stepwise_metrics.h"
+#include "sim/serving/in_flight_request.h"
+#include "sim/workload/request_prompt.h"
+#include "sim/workload/workload.h"
 
 namespace servesim {
 namespace {

@@ -34,10 +34,10 @@
 #include "engine/runtime/engine.h"
 #include "engine/runtime/weights.h"
 #include "engine/sched/scheduler_config.h"
-#include "sim/metrics.h"
-#include "sim/observer.h"
-#include "sim/request_record.h"
-#include "sim/simulation.h"
+#include "sim/core/observer.h"
+#include "sim/core/request_record.h"
+#include "sim/metrics/metrics.h"
+#include "sim/serving/simulation.h"
 
 namespace servesim {
 

@@ -9,7 +9,7 @@
 #include "models/config_error.h"
 #include "models/cost_features.h"
 #include "models/model_spec.h"
-#include "sim/percentile.h"
+#include "sim/metrics/percentile.h"
 
 namespace servesim {
 namespace {

@@ -15,7 +15,7 @@
 #include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/rng.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 namespace {

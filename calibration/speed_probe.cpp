@@ -6,7 +6,7 @@
 #include "calibration/shape_batch.h"
 #include "kernels/sampler.h"
 #include "models/config_error.h"
-#include "sim/percentile.h"
+#include "sim/metrics/percentile.h"
 
 namespace servesim {
 namespace {

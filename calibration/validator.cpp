@@ -8,8 +8,8 @@
 #include "calibration/speed_probe.h"
 #include "models/calibrated_cost_model.h"
 #include "models/config_error.h"
-#include "sim/percentile.h"
-#include "sim/result_writer.h"
+#include "sim/metrics/percentile.h"
+#include "sim/metrics/result_writer.h"
 
 namespace servesim {
 namespace {

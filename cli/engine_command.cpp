@@ -13,7 +13,7 @@
 #include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/percentile.h"
+#include "sim/metrics/percentile.h"
 #ifdef SERVESIM_WITH_CUDA
 #include "engine/runtime/cuda_model_runner.h"
 #include "kernels/cuda/cuda_device.h"

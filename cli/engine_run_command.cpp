@@ -9,8 +9,8 @@
 
 #include "calibration/engine_server.h"
 #include "models/config_error.h"
-#include "sim/result_writer.h"
-#include "sim/scenario.h"
+#include "sim/metrics/result_writer.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
-#include "sim/planner.h"
+#include "plan/planner.h"
 
 namespace servesim {
 namespace {

@@ -2,7 +2,7 @@
 // (--target-qps Q | --target-concurrency C) [--slo ttft:p99=0.5 ...] [--gpus ...] [--tp ...]
 // [--pp ...] [--max-num-seqs ...] [--max-gpus N] [--max-budget-per-hour D]
 // [--fix key=value ...] [--top K] [--requests N] [--threads N] [--pareto] [--search-all]
-// [--json] [--out DIR]`: the capacity planner (sim/planner.h, docs/planning.md). Prints a
+// [--json] [--out DIR]`: the capacity planner (plan/planner.h, docs/planning.md). Prints a
 // ranked table and the winner's `vllm serve` line, or, when nothing meets the SLOs, the
 // closest candidates and what would have to change. --out writes plan.csv, plan.json and
 // pareto.csv. Without a scenario file the flags build one in memory: the catalog model,

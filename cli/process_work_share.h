@@ -1,4 +1,4 @@
-// The processes one servesim command shares its work with (sim/work_share.h). Built with MPI
+// The processes one servesim command shares its work with (plan/work_share.h). Built with MPI
 // (-DSERVESIM_MPI=ON, process_work_share_mpi.cpp) and started by mpirun, they are
 // MPI_COMM_WORLD: MPI is initialised here and finalised when the returned object is
 // destroyed, so keep it alive for the whole command and create at most one per process.
@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "sim/work_share.h"
+#include "plan/work_share.h"
 
 namespace servesim {
 

@@ -9,8 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "sim/result_writer.h"
-#include "sim/scenario.h"
+#include "sim/metrics/result_writer.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim {
 namespace {

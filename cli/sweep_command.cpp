@@ -6,7 +6,7 @@
 
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
-#include "sim/sweep.h"
+#include "plan/sweep.h"
 
 namespace servesim {
 

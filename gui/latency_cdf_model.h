@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "gui/run_snapshot.h"
-#include "sim/metrics.h"
+#include "sim/metrics/metrics.h"
 
 namespace servesim::gui {
 

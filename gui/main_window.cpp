@@ -40,8 +40,8 @@
 #include "gui/tradeoff_model.h"
 #include "gui/tradeoff_view.h"
 #include "models/config_error.h"
-#include "sim/scenario.h"
-#include "sim/sweep.h"
+#include "plan/sweep.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim::gui {
 namespace {

@@ -21,7 +21,7 @@
 #include "gui/run_snapshot.h"
 #include "gui/sweep_runner.h"
 #include "models/hardware_spec.h"
-#include "sim/simulation.h"
+#include "sim/serving/simulation.h"
 
 class QAbstractItemModel;
 class QAction;

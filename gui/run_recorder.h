@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "gui/run_snapshot.h"
-#include "sim/metrics.h"
-#include "sim/observer.h"
+#include "sim/core/observer.h"
+#include "sim/metrics/metrics.h"
 
 namespace servesim::gui {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "models/memory_plan.h"
-#include "sim/metrics.h"
-#include "sim/simulation.h"
+#include "sim/metrics/metrics.h"
+#include "sim/serving/simulation.h"
 
 namespace servesim::gui {
 

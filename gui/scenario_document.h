@@ -20,7 +20,7 @@
 #include <string>
 
 #include "models/catalog.h"
-#include "sim/scenario.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim::gui {
 

@@ -16,7 +16,7 @@
 
 #include "gui/job_book.h"
 #include "gui/run_snapshot.h"
-#include "sim/simulation.h"
+#include "sim/serving/simulation.h"
 
 namespace servesim::gui {
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/metrics.h"
+#include "sim/metrics/metrics.h"
 
 namespace servesim::gui {
 

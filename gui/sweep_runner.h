@@ -1,4 +1,4 @@
-// SweepRunner: runs trade-off sweeps (sim/sweep.h's run_sweep, the function behind
+// SweepRunner: runs trade-off sweeps (plan/sweep.h's run_sweep, the function behind
 // `servesim sweep`) off the GUI thread, with the same rules as SimulationRunner: each start()
 // gets a new job id, a job still running is superseded (asked to stop, whatever it still
 // delivers dropped), and the worker talks back only through queued calls carrying plain
@@ -17,7 +17,7 @@
 
 #include "gui/job_book.h"
 #include "models/catalog.h"
-#include "sim/sweep.h"
+#include "plan/sweep.h"
 
 namespace servesim::gui {
 

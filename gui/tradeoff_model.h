@@ -11,7 +11,7 @@
 #include <QAbstractTableModel>
 #include <QString>
 
-#include "sim/sweep.h"
+#include "plan/sweep.h"
 
 namespace servesim::gui {
 

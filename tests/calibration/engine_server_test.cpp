@@ -15,8 +15,8 @@
 #include <sstream>
 
 #include "models/config_error.h"
-#include "sim/scenario.h"
-#include "sim/workload.h"
+#include "sim/serving/scenario.h"
+#include "sim/workload/workload.h"
 
 namespace servesim {
 namespace {

@@ -17,8 +17,8 @@
 #include "gui_test_registry.h"
 #include "models/catalog.h"
 #include "models/json_file.h"
-#include "sim/scenario.h"
-#include "sim/sweep.h"
+#include "plan/sweep.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim::gui {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "gui_test_registry.h"
 #include "models/catalog.h"
-#include "sim/scenario.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim::gui {
 namespace {

@@ -8,7 +8,7 @@
 #include <new>
 
 #include "engine/sched/scheduler.h"
-#include "engine/sched/synthetic_prompt.h"
+#include "sim/workload/synthetic_prompt.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SERVESIM_COUNT_ALLOCATIONS 0

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "engine/sched/scheduler.h"
-#include "engine/sched/synthetic_prompt.h"
+#include "sim/workload/synthetic_prompt.h"
 
 namespace servesim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/arrival_process.h"
+#include "sim/workload/arrival_process.h"
 
 #include <gtest/gtest.h>
 

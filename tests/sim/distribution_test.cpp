@@ -1,4 +1,4 @@
-#include "sim/distribution.h"
+#include "sim/workload/distribution.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "models/config_error.h"
-#include "sim/length_distribution.h"
+#include "sim/workload/length_distribution.h"
 
 namespace servesim {
 namespace {

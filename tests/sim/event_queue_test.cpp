@@ -1,4 +1,4 @@
-#include "sim/event_queue.h"
+#include "sim/core/event_queue.h"
 
 #include <gtest/gtest.h>
 
@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "sim/event_loop.h"
-#include "sim/rng.h"
+#include "sim/core/event_loop.h"
+#include "sim/core/rng.h"
 
 namespace servesim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/metrics.h"
+#include "sim/metrics/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "models/config_error.h"
-#include "sim/percentile.h"
-#include "sim/quantile_sketch.h"
-#include "sim/rng.h"
-#include "sim/stepwise_metrics.h"
+#include "sim/core/rng.h"
+#include "sim/metrics/percentile.h"
+#include "sim/metrics/quantile_sketch.h"
+#include "sim/metrics/stepwise_metrics.h"
 
 namespace servesim {
 namespace {

@@ -1,4 +1,4 @@
-#include "sim/router.h"
+#include "sim/serving/router.h"
 
 #include <gtest/gtest.h>
 

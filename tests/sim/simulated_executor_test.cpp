@@ -1,4 +1,4 @@
-#include "sim/simulated_executor.h"
+#include "sim/serving/simulated_executor.h"
 
 #include <gtest/gtest.h>
 

@@ -1,13 +1,13 @@
 // End-to-end runs of the simulator on small scenarios: determinism, conservation of
 // requests and tokens, and the behaviours practitioners report (continuous vs static
 // batching, prefix caching, tensor parallelism).
-#include "sim/simulation.h"
+#include "sim/serving/simulation.h"
 
 #include <gtest/gtest.h>
 
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/scenario.h"
+#include "sim/serving/scenario.h"
 
 namespace servesim {
 namespace {

@@ -5,9 +5,9 @@
 
 #include <unordered_map>
 
-#include "sim/event_loop.h"
-#include "sim/metrics.h"
-#include "sim/workload.h"
+#include "sim/core/event_loop.h"
+#include "sim/metrics/metrics.h"
+#include "sim/workload/workload.h"
 
 namespace servesim {
 namespace {

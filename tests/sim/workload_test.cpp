@@ -1,4 +1,4 @@
-#include "sim/workload.h"
+#include "sim/workload/workload.h"
 
 #include <gtest/gtest.h>
 

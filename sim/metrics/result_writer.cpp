@@ -1,0 +1,148 @@
+#include "sim/metrics/result_writer.h"
+
+#include <cmath>
+#include <filesystem>
+
+#include "models/config_error.h"
+
+namespace servesim {
+namespace {
+
+nlohmann::json number(double x) {
+  return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
+}
+
+nlohmann::json stats_json(const LatencyStats& s) {
+  auto ms = [](double x) { return std::isnan(x) ? nlohmann::json() : nlohmann::json(x * 1e3); };
+  return {{"count", s.count},      {"mean_ms", ms(s.mean_s)}, {"p50_ms", ms(s.p50_s)},
+          {"p90_ms", ms(s.p90_s)}, {"p95_ms", ms(s.p95_s)},   {"p99_ms", ms(s.p99_s)},
+          {"max_ms", ms(s.max_s)}};
+}
+
+void print_latency_row(std::FILE* out, const char* name, const LatencyStats& s) {
+  if (s.count == 0) {
+    std::fprintf(out, "  %-14s %9s\n", name, "-");
+    return;
+  }
+  std::fprintf(out, "  %-14s %9.1f %9.1f %9.1f %9.1f %9.1f %9.1f\n", name, s.mean_s * 1e3,
+               s.p50_s * 1e3, s.p90_s * 1e3, s.p95_s * 1e3, s.p99_s * 1e3, s.max_s * 1e3);
+}
+
+}  // namespace
+
+ResultWriter::ResultWriter(const std::string& out_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(out_dir, ec);
+  if (ec) throw ConfigError("--out: cannot create directory '" + out_dir + "': " + ec.message());
+  requests_.open(std::filesystem::path(out_dir) / "requests.csv");
+  samples_.open(std::filesystem::path(out_dir) / "timeseries.csv");
+  if (!requests_ || !samples_) throw ConfigError("--out: cannot write into '" + out_dir + "'");
+  requests_ << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
+               "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
+               "ttft_s,tpot_s,e2e_s,step_index\n";
+  samples_ << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
+}
+
+void ResultWriter::on_request_done(const RequestRecord& r) {
+  auto num = [](double v) { return std::isnan(v) ? std::string() : std::to_string(v); };
+  requests_ << r.id << ',' << r.replica << ',' << to_string(r.status) << ',' << num(r.arrival_s)
+            << ',' << num(r.first_scheduled_s) << ',' << num(r.first_token_s) << ','
+            << num(r.finish_s) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
+            << r.cached_prompt_tokens << ',' << r.preemptions << ',' << num(r.queueing_s()) << ','
+            << num(r.ttft_s()) << ',' << num(r.tpot_s()) << ',' << num(r.e2e_s()) << ','
+            << r.step_index << '\n';
+}
+
+void ResultWriter::on_sample(const TimeSample& s) {
+  samples_ << s.time_s << ',' << s.replica << ',' << s.running << ',' << s.waiting << ','
+           << s.kv_usage << ',' << s.tokens_in_step << ',' << s.preemptions_total << '\n';
+}
+
+nlohmann::json summary_json(const MetricsSummary& m) {
+  return {{"requests", m.requests},
+          {"completed", m.completed},
+          {"rejected", m.rejected},
+          {"timed_out", m.timed_out},
+          {"excluded_warmup", m.excluded_warmup},
+          {"input_tokens", m.input_tokens},
+          {"output_tokens", m.output_tokens},
+          {"preemptions", m.preemptions},
+          {"duration_s", number(m.duration_s)},
+          {"request_throughput_per_s", number(m.request_throughput)},
+          {"input_tokens_per_s", number(m.input_throughput)},
+          {"output_tokens_per_s", number(m.output_throughput)},
+          {"total_tokens_per_s", number(m.total_token_throughput)},
+          {"output_tokens_per_s_per_gpu", number(m.output_throughput_per_gpu)},
+          {"goodput_requests_per_s", number(m.goodput)},
+          {"slo_attainment", number(m.slo_attainment)},
+          {"error_rate", number(m.error_rate)},
+          {"prefix_cache_hit_rate", number(m.prefix_cache_hit_rate)},
+          {"cost_per_million_output_tokens_usd", number(m.cost_per_million_output_tokens)},
+          {"cost_per_million_tokens_usd", number(m.cost_per_million_tokens)},
+          {"ttft", stats_json(m.ttft)},
+          {"tpot", stats_json(m.tpot)},
+          {"itl", stats_json(m.itl)},
+          {"e2e", stats_json(m.e2e)},
+          {"queueing", stats_json(m.queueing)}};
+}
+
+nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
+                          const std::vector<int>& clients) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (size_t i = 0; i < by_step.size(); ++i) {
+    nlohmann::json s = summary_json(by_step[i]);
+    s["clients"] = clients[i];
+    steps.push_back(s);
+  }
+  return steps;
+}
+
+nlohmann::json replica_json(const ReplicaSummary& r) {
+  nlohmann::json ops;
+  for (size_t op = 0; op < kNumOps; ++op) {
+    ops[std::string(op_name(static_cast<Op>(op)))] = r.op_totals.op_s[op];
+  }
+  return {{"steps", r.steps},
+          {"busy_s", r.busy_s},
+          {"preemptions", r.preemptions},
+          {"prefix_cache_hit_rate", r.prefix_cache_hit_rate},
+          {"evicted_blocks", r.evicted_blocks},
+          {"op_seconds", ops}};
+}
+
+void print_summary(std::FILE* out, const MetricsSummary& m, std::string_view clock) {
+  std::fprintf(out, "  requests: %llu completed, %llu rejected, %llu timed out",
+               static_cast<unsigned long long>(m.completed),
+               static_cast<unsigned long long>(m.rejected),
+               static_cast<unsigned long long>(m.timed_out));
+  if (m.excluded_warmup > 0) {
+    std::fprintf(out, " (%llu in warm-up left out)",
+                 static_cast<unsigned long long>(m.excluded_warmup));
+  }
+  std::fprintf(out, "; %.1f s %.*s\n", m.duration_s, static_cast<int>(clock.size()), clock.data());
+  std::fprintf(
+      out,
+      "  throughput: %.2f req/s, %.1f input tok/s, %.1f output tok/s (%.1f output tok/s per GPU)\n",
+      m.request_throughput, m.input_throughput, m.output_throughput, m.output_throughput_per_gpu);
+  std::fprintf(out, "  %-14s %9s %9s %9s %9s %9s %9s\n", "latency (ms)", "mean", "p50", "p90",
+               "p95", "p99", "max");
+  print_latency_row(out, "TTFT", m.ttft);
+  print_latency_row(out, "TPOT", m.tpot);
+  print_latency_row(out, "ITL", m.itl);
+  print_latency_row(out, "E2E", m.e2e);
+  print_latency_row(out, "queueing", m.queueing);
+  if (!std::isnan(m.goodput)) {
+    std::fprintf(out, "  goodput: %.2f req/s meeting the SLOs (%.1f%% of requests)\n", m.goodput,
+                 m.slo_attainment * 100);
+  }
+  std::fprintf(out, "  prefix cache hit rate %.1f%%, preemptions %llu, error rate %.2f%%",
+               std::isnan(m.prefix_cache_hit_rate) ? 0.0 : m.prefix_cache_hit_rate * 100,
+               static_cast<unsigned long long>(m.preemptions),
+               std::isnan(m.error_rate) ? 0.0 : m.error_rate * 100);
+  if (!std::isnan(m.cost_per_million_output_tokens)) {
+    std::fprintf(out, ", $%.3f per 1M output tokens", m.cost_per_million_output_tokens);
+  }
+  std::fprintf(out, "\n");
+}
+
+}  // namespace servesim

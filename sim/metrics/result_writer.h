@@ -1,0 +1,58 @@
+// ResultWriter: the output format shared by every command that serves a workload —
+// `servesim simulate` and `servesim engine run` — so their results compare line by line:
+// requests.csv (one RequestRecord a line) and timeseries.csv (one TimeSample a line) in a
+// folder, written while the run goes through the Observer seam; plus the JSON of a
+// MetricsSummary / ReplicaSummary (summary.json's keys) and the summary table both print.
+//
+// Numbers: latencies in JSON are milliseconds (keys end in _ms); CSV times are seconds since
+// the run's start (simulated or wall clock, as the producer's records are).
+// Ownership: a ResultWriter owns its two open files; flushed and closed on destruction.
+// Thread-safety: none; the free functions are stateless.
+#pragma once
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/core/observer.h"
+#include "sim/metrics/metrics.h"
+#include "sim/metrics/replica_summary.h"
+
+namespace servesim {
+
+class ResultWriter final : public Observer {
+ public:
+  // Creates `out_dir` (and its parents) and opens requests.csv and timeseries.csv there, each
+  // with its header line. Throws ConfigError naming the folder when it cannot.
+  explicit ResultWriter(const std::string& out_dir);
+
+  void on_request_done(const RequestRecord& record) override;
+  void on_sample(const TimeSample& sample) override;
+
+ private:
+  std::ofstream requests_;
+  std::ofstream samples_;
+};
+
+// summary.json's "summary" object: counts, throughputs, and for TTFT/TPOT/ITL/E2E/queueing
+// {count, mean_ms, p50_ms, p90_ms, p95_ms, p99_ms, max_ms}; NaN values are null.
+nlohmann::json summary_json(const MetricsSummary& summary);
+
+// summary.json's "steps" of a stepped-concurrency workload: each step's summary with its
+// "clients". REQUIRES: clients has an entry per summary. Empty array for other workloads.
+nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
+                          const std::vector<int>& clients);
+
+// One entry of summary.json's "replicas": steps, busy_s, preemptions, prefix_cache_hit_rate,
+// evicted_blocks and op_seconds (seconds per op, op_name keys).
+nlohmann::json replica_json(const ReplicaSummary& replica);
+
+// The summary table users read: request counts, throughput, latency percentiles (ms),
+// goodput, prefix-cache hit rate, preemptions, error rate and cost. `clock` names the time
+// the duration was measured in ("simulated", "wall clock").
+void print_summary(std::FILE* out, const MetricsSummary& summary, std::string_view clock);
+
+}  // namespace servesim

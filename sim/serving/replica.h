@@ -1,0 +1,97 @@
+// Replica: one data-parallel copy of the model in the simulator — the shared Scheduler (the
+// very code the engine runs) plus a SimulatedExecutor that turns each scheduled step into
+// simulated time. The Simulation routes requests to it and calls begin_step()/end_step()
+// around each step's kStepEnd event.
+//
+// Token ids are synthetic but faithful: prompts derive from (shared-prefix group, session
+// stream, position) and sampled tokens from (session stream, position), so system prompts,
+// multi-turn histories and Mooncake block hashes hit the prefix cache exactly as real token
+// ids would. Requests carry ignore_eos, so each generates exactly its output length, and a
+// request whose prompt plus output exceeds max_model_len is rejected, as vLLM's API server
+// does.
+//
+// Owns its Scheduler, executor and the state of its in-flight requests (nothing is kept after
+// a request leaves: memory is bounded by what is in flight). Borrows the CostModel.
+// Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/sched/scheduler.h"
+#include "models/cost_model.h"
+#include "sim/core/request_record.h"
+#include "sim/serving/in_flight_request.h"
+#include "sim/serving/router.h"
+#include "sim/serving/simulated_executor.h"
+#include "sim/workload/request_source.h"
+
+namespace servesim {
+
+// What a replica reports while it runs; the Simulation implements it.
+class ReplicaListener {
+ public:
+  virtual ~ReplicaListener() = default;
+  // Gap between two consecutive output tokens of a request, seconds.
+  virtual void on_inter_token_gap(const RequestSpec& request, double gap_s) = 0;
+  // The request left the replica (finished or rejected); the record is complete.
+  virtual void on_request_left(const RequestSpec& request, const RequestRecord& record) = 0;
+};
+
+struct ReplicaOptions {
+  int vocab_size = 32000;  // range of synthetic token ids
+  int sliding_window = 0;  // tokens; the model's window, 0 = none
+};
+
+class Replica {
+ public:
+  // Throws ConfigError for an invalid scheduler config.
+  Replica(int index, const SchedulerConfig& config, const CostModel& cost_model,
+          const ReplicaOptions& options);
+
+  // Queues a request that arrived at now_s. A request the scheduler refuses is reported
+  // through the listener at once.
+  void admit(const RequestSpec& request, double now_s, ReplicaListener& listener);
+
+  // When idle with work to do, schedules the next step and returns its duration in seconds;
+  // nullopt when there is nothing to run (or a static batch is still gathering).
+  std::optional<double> begin_step(double now_s);
+  // Applies the step begun last, which ends at now_s. REQUIRES: busy().
+  void end_step(double now_s, ReplicaListener& listener);
+
+  bool busy() const { return busy_; }
+  bool has_unfinished() const { return scheduler_.has_unfinished(); }
+  ReplicaLoad load() const;
+  Scheduler& scheduler() { return scheduler_; }
+  const Scheduler& scheduler() const { return scheduler_; }
+  const StepTime& last_step() const { return executor_.last_step(); }
+  int last_step_tokens() const { return last_step_tokens_; }
+  int index() const { return index_; }
+
+  // Totals over the run.
+  int64_t steps() const { return steps_; }
+  double busy_s() const { return busy_s_; }  // seconds spent in steps
+  const StepTime& op_totals() const { return op_totals_; }
+
+ private:
+  void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
+
+  int index_;
+  ReplicaOptions options_;
+  Scheduler scheduler_;
+  SimulatedExecutor executor_;
+  std::unordered_map<uint64_t, InFlightRequest> in_flight_;
+  const SchedulerOutput* current_ = nullptr;
+  StepResult result_;
+  bool busy_ = false;
+  double step_start_s_ = 0;
+  int last_step_tokens_ = 0;
+  int64_t steps_ = 0;
+  double busy_s_ = 0;
+  StepTime op_totals_;
+};
+
+}  // namespace servesim

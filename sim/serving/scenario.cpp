@@ -1,0 +1,273 @@
+#include "sim/serving/scenario.h"
+
+#include <filesystem>
+
+#include "models/config_error.h"
+#include "models/json_file.h"
+#include "models/json_object_reader.h"
+
+namespace servesim {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+std::string resolve_path(const std::string& value, const std::string& base_dir) {
+  if (value.empty() || fs::path(value).is_absolute() || base_dir.empty()) return value;
+  const fs::path candidate = fs::path(base_dir) / value;
+  return fs::exists(candidate) ? candidate.string() : value;
+}
+
+// A catalog name, or a file path relative to the scenario.
+std::string name_or_path(const std::string& value, const std::string& base_dir) {
+  if (value.ends_with(".json")) return resolve_path(value, base_dir);
+  return value;
+}
+
+double non_negative(JsonObjectReader& r, const std::string& key, double fallback) {
+  const double v = r.optional<double>(key, fallback);
+  if (!(v >= 0)) r.fail(key, "must be >= 0");
+  return v;
+}
+
+std::optional<double> optional_number(JsonObjectReader& r, const std::string& key) {
+  if (!r.has(key)) {
+    r.raw(key);
+    return std::nullopt;
+  }
+  const double v = r.required<double>(key);
+  if (!(v >= 0)) r.fail(key, "must be >= 0");
+  return v;
+}
+
+int optional_positive(JsonObjectReader& r, const std::string& key) {
+  if (r.has(key)) return r.positive_int(key);
+  r.raw(key);
+  return 0;
+}
+
+void read_parallel(JsonObjectReader& r, ParallelConfig& p) {
+  p.tp = r.optional<int>("tensor_parallel_size", 1);
+  p.pp = r.optional<int>("pipeline_parallel_size", 1);
+  p.dp = r.optional<int>("data_parallel_size", 1);
+  if (p.tp < 1) r.fail("tensor_parallel_size", "must be >= 1");
+  if (p.pp < 1) r.fail("pipeline_parallel_size", "must be >= 1");
+  if (p.dp < 1 || p.dp > 4096) r.fail("data_parallel_size", "must be in [1, 4096]");
+  r.finish();
+}
+
+void read_engine(JsonObjectReader& r, SimulationConfig& c) {
+  EngineConfig& e = c.engine;
+  e.gpu_memory_utilization = r.optional<double>("gpu_memory_utilization", 0.9);
+  // Absent means vLLM's default for the GPU; a value given must be a real size.
+  e.max_model_len = optional_positive(r, "max_model_len");
+  e.max_num_seqs = optional_positive(r, "max_num_seqs");
+  e.max_num_batched_tokens = optional_positive(r, "max_num_batched_tokens");
+  e.block_size = r.optional<int>("block_size", 16);
+  const std::string dtype = r.optional<std::string>("dtype", "auto");
+  if (dtype != "auto") e.dtype = parse_dtype(dtype, r.context() + ": dtype");
+  const std::string kv = r.optional<std::string>("kv_cache_dtype", "auto");
+  if (kv != "auto") e.kv_cache_dtype = parse_dtype(kv, r.context() + ": kv_cache_dtype");
+  e.enable_prefix_caching = r.optional<bool>("enable_prefix_caching", true);
+  e.enable_chunked_prefill = r.optional<bool>("enable_chunked_prefill", true);
+  e.allow_long_max_model_len = r.optional<bool>("allow_long_max_model_len", false);
+  if (auto v = optional_number(r, "non_torch_memory_gib")) {
+    e.non_torch_memory_bytes = static_cast<int64_t>(*v * kGiB);
+  }
+  if (auto v = optional_number(r, "cuda_graph_memory_gib")) {
+    e.cuda_graph_memory_bytes = static_cast<int64_t>(*v * kGiB);
+  }
+  if (auto v = optional_number(r, "kv_cache_memory_gib")) {
+    e.kv_cache_memory_bytes = static_cast<int64_t>(*v * kGiB);
+  }
+  if (r.has("num_gpu_blocks_override")) {
+    e.num_gpu_blocks_override = r.positive_int("num_gpu_blocks_override");
+  } else {
+    r.raw("num_gpu_blocks_override");
+  }
+  c.long_prefill_token_threshold = r.non_negative_int("long_prefill_token_threshold", 0);
+  c.batching = parse_scheduling_policy(r.optional<std::string>("batching", "continuous"),
+                                       r.context() + ": batching");
+  c.queue_order = parse_queue_order(r.optional<std::string>("scheduling_policy", "fcfs"),
+                                    r.context() + ": scheduling_policy");
+  c.static_batch_size = r.non_negative_int("static_batch_size", 0);
+  c.static_batch_timeout_s = non_negative(r, "static_batch_timeout_s", 0.1);
+  r.finish();
+}
+
+void read_roofline(JsonObjectReader& r, RooflineOptions& o) {
+  if (r.has("compute_efficiency"))
+    o.compute_efficiency = r.required<double>("compute_efficiency");
+  else
+    r.raw("compute_efficiency");
+  if (r.has("memory_efficiency"))
+    o.memory_efficiency = r.required<double>("memory_efficiency");
+  else
+    r.raw("memory_efficiency");
+  if (auto v = optional_number(r, "kernel_launch_us")) o.kernel_launch_s = *v * 1e-6;
+  if (auto v = optional_number(r, "step_overhead_ms")) o.step_overhead_s = *v * 1e-3;
+  o.cuda_graphs = r.optional<bool>("cuda_graphs", true);
+}
+
+// "calibrated": steps priced by a profile from `servesim calibrate fit` (path relative to the
+// scenario's folder).
+void read_calibrated(JsonObjectReader& r, SimulationConfig& c, const std::string& base_dir) {
+  const std::string path = resolve_path(r.required<std::string>("profile"), base_dir);
+  try {
+    c.profile = std::make_shared<const CalibrationProfile>(load_profile(path));
+  } catch (const ConfigError& e) {
+    throw ConfigError(r.context() + ".profile: " + e.what());
+  }
+  c.calibrated.extrapolate = r.optional<bool>("extrapolate", false);
+  c.calibrated.transfer = r.optional<bool>("transfer", false);
+}
+
+void read_cost_model(JsonObjectReader& r, SimulationConfig& c, const std::string& base_dir) {
+  const std::string type = r.optional<std::string>("type", "roofline");
+  if (type == "roofline") {
+    read_roofline(r, c.roofline);
+  } else if (type == "calibrated") {
+    read_calibrated(r, c, base_dir);
+  } else {
+    r.fail("type", "must be \"roofline\" or \"calibrated\" (got \"" + type + "\")");
+  }
+  r.finish();
+}
+
+void read_slo(JsonObjectReader& r, SloSpec& slo) {
+  slo.ttft_s = optional_number(r, "ttft_s");
+  slo.tpot_s = optional_number(r, "tpot_s");
+  slo.e2e_s = optional_number(r, "e2e_s");
+  r.finish();
+}
+
+void read_metrics(JsonObjectReader& r, SimulationConfig& c) {
+  c.metrics.warmup_s = non_negative(r, "warmup_s", 0);
+  c.metrics.warmup_requests = static_cast<uint64_t>(r.non_negative_int("warmup_requests", 0));
+  c.sample_interval_s = non_negative(r, "sample_interval_s", 1.0);
+  c.step_warmup_s = non_negative(r, "step_warmup_s", 0);
+  r.finish();
+}
+
+}  // namespace
+
+void apply_overrides(nlohmann::json& scenario, const std::vector<std::string>& overrides) {
+  for (const std::string& item : overrides) {
+    const size_t eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw ConfigError("--set '" + item + "': expected path.to.key=value");
+    }
+    const std::string path = item.substr(0, eq);
+    const std::string text = item.substr(eq + 1);
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::parse_error&) {
+      value = text;
+    }
+    nlohmann::json* node = &scenario;
+    size_t start = 0;
+    while (true) {
+      const size_t dot = path.find('.', start);
+      const std::string key =
+          path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+      if (key.empty()) throw ConfigError("--set '" + item + "': empty key in the path");
+      if (!node->is_object()) {
+        throw ConfigError("--set '" + item + "': '" + path.substr(0, start - 1) +
+                          "' is not an object");
+      }
+      if (dot == std::string::npos) {
+        (*node)[key] = value;
+        break;
+      }
+      node = &(*node)[key];
+      if (node->is_null()) *node = nlohmann::json::object();
+      start = dot + 1;
+    }
+  }
+}
+
+Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
+                        const std::string& origin, const Catalog& catalog) {
+  JsonObjectReader r(j, origin);
+  Scenario s;
+  s.name = r.optional<std::string>("name", fs::path(origin).stem().string());
+  s.description = r.optional<std::string>("description", "");
+  SimulationConfig& c = s.config;
+  c.model = catalog.resolve_model(name_or_path(r.required<std::string>("model"), base_dir));
+  c.gpu = catalog.resolve_gpu(name_or_path(r.required<std::string>("gpu"), base_dir));
+  if (r.has("parallel")) {
+    JsonObjectReader p(r.raw("parallel"), origin + ": parallel");
+    read_parallel(p, c.parallel);
+  } else {
+    r.raw("parallel");
+  }
+  if (r.has("engine")) {
+    JsonObjectReader e(r.raw("engine"), origin + ": engine");
+    read_engine(e, c);
+  } else {
+    r.raw("engine");
+  }
+  if (r.has("cost_model")) {
+    JsonObjectReader m(r.raw("cost_model"), origin + ": cost_model");
+    read_cost_model(m, c, base_dir);
+  } else {
+    r.raw("cost_model");
+  }
+  if (r.has("cluster")) {
+    JsonObjectReader cl(r.raw("cluster"), origin + ": cluster");
+    c.router = parse_router_policy(cl.optional<std::string>("router", "round_robin"),
+                                   origin + ": cluster.router");
+    cl.finish();
+  } else {
+    r.raw("cluster");
+  }
+  if (r.has("slo")) {
+    JsonObjectReader sl(r.raw("slo"), origin + ": slo");
+    read_slo(sl, c.metrics.slo);
+  } else {
+    r.raw("slo");
+  }
+  if (r.has("metrics")) {
+    JsonObjectReader m(r.raw("metrics"), origin + ": metrics");
+    read_metrics(m, c);
+  } else {
+    r.raw("metrics");
+  }
+  if (r.has("price_per_gpu_hour")) {
+    c.metrics.price_per_gpu_hour = r.required<double>("price_per_gpu_hour");
+    if (!(c.metrics.price_per_gpu_hour >= 0)) r.fail("price_per_gpu_hour", "must be >= 0");
+  } else {
+    r.raw("price_per_gpu_hour");
+  }
+  const nlohmann::json& workload = r.raw("workload");
+  if (workload.is_string()) {
+    const std::string path = resolve_path(workload.get<std::string>(), base_dir);
+    c.workload = WorkloadSpec::load(path);
+  } else if (workload.is_object()) {
+    c.workload = WorkloadSpec::from_json(workload, base_dir, origin + ": workload");
+  } else {
+    r.fail("workload", "is required: an object or the path of a workload file");
+  }
+  if (r.has("seed")) {
+    const int64_t seed = r.required<int64_t>("seed");
+    if (seed < 0) r.fail("seed", "must be >= 0");
+    c.seed = static_cast<uint64_t>(seed);
+    c.workload.seed = c.seed;
+  } else {
+    r.raw("seed");
+    c.seed = c.workload.seed;
+  }
+  r.finish();
+  return s;
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<std::string>& overrides,
+                       const Catalog& catalog) {
+  nlohmann::json j = load_json_file(path);
+  apply_overrides(j, overrides);
+  return parse_scenario(j, fs::path(path).parent_path().string(), path, catalog);
+}
+
+}  // namespace servesim

@@ -1,0 +1,63 @@
+#include "sim/serving/simulated_executor.h"
+
+#include <algorithm>
+
+namespace servesim {
+
+SimulatedExecutor::SimulatedExecutor(const CostModel& cost_model, int sliding_window)
+    : cost_(cost_model), stages_(std::max(1, cost_model.num_stages())) {
+  whole_.sliding_window = sliding_window;
+  micro_.resize(static_cast<size_t>(stages_));
+  for (BatchShape& m : micro_) m.sliding_window = sliding_window;
+  stage_free_s_.resize(static_cast<size_t>(stages_));
+}
+
+double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
+  if (stages_ == 1) {
+    whole_.clear();
+    for (const ScheduledSequence& s : output.sequences) {
+      whole_.add_sequence(s.num_new_tokens, s.num_computed_tokens, s.is_prefill, s.samples);
+    }
+    last_ = cost_.predict(whole_);
+    return last_.total_s;
+  }
+
+  // Split into micro-batches: each sequence goes to the one with the fewest tokens so far,
+  // so a long prefill chunk does not pile up with others.
+  const size_t used = std::min(micro_.size(), output.sequences.size());
+  for (size_t i = 0; i < used; ++i) micro_[i].clear();
+  for (const ScheduledSequence& s : output.sequences) {
+    size_t best = 0;
+    for (size_t i = 1; i < used; ++i) {
+      if (micro_[i].num_tokens < micro_[best].num_tokens) best = i;
+    }
+    micro_[best].add_sequence(s.num_new_tokens, s.num_computed_tokens, s.is_prefill, s.samples);
+  }
+
+  const size_t overhead = static_cast<size_t>(Op::kOverhead);
+  std::fill(stage_free_s_.begin(), stage_free_s_.end(), 0.0);
+  last_ = StepTime{};
+  double step_overhead_s = 0;
+  double end_s = 0;
+  for (size_t i = 0; i < used; ++i) {
+    const StepTime t = cost_.predict(micro_[i]);
+    step_overhead_s = std::max(step_overhead_s, t.op_s[overhead]);
+    const double stage_s = t.total_s - t.op_s[overhead];
+    const double transfer_s = cost_.stage_transfer_s(micro_[i].num_tokens);
+    double ready_s = 0;  // when this micro-batch's input is at the next stage
+    for (size_t s = 0; s < stage_free_s_.size(); ++s) {
+      const double start_s = std::max(ready_s, stage_free_s_[s]);
+      stage_free_s_[s] = start_s + stage_s;
+      ready_s = stage_free_s_[s] + (s + 1 < stage_free_s_.size() ? transfer_s : 0.0);
+    }
+    end_s = std::max(end_s, stage_free_s_.back());
+    for (size_t op = 0; op < kNumOps; ++op) {
+      if (op != overhead) last_.op_s[op] += t.op_s[op];
+    }
+  }
+  last_.op_s[overhead] = step_overhead_s;
+  last_.total_s = end_s + step_overhead_s;
+  return last_.total_s;
+}
+
+}  // namespace servesim

@@ -1,0 +1,239 @@
+#include "sim/serving/simulation.h"
+
+#include <limits>
+
+#include "models/config_error.h"
+#include "sim/core/event_loop.h"
+#include "sim/metrics/stepwise_metrics.h"
+#include "sim/serving/replica.h"
+
+namespace servesim {
+namespace {
+
+constexpr double kNoEvent = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+// Executes the events of one run: arrivals, step ends, static-batch timers and samples.
+class Simulation::Driver final : public EventHandler, public ReplicaListener {
+ public:
+  Driver(const Simulation& sim, Observer& observer)
+      : sim_(sim),
+        observer_(observer),
+        source_(make_request_source(sim.config_.workload)),
+        router_(sim.config_.router, sim.config_.seed ^ 0x726f75746572ULL),
+        metrics_(sim.config_.metrics) {
+    const SimulationConfig& c = sim.config_;
+    if (c.workload.kind == WorkloadKind::kStepped) {
+      by_step_ =
+          std::make_unique<StepwiseMetrics>(static_cast<int>(c.workload.steps.size()),
+                                            c.workload.step_duration_s, c.step_warmup_s, c.metrics);
+    }
+    ReplicaOptions options;
+    options.vocab_size = c.model.vocab_size;
+    options.sliding_window = c.model.sliding_window;
+    for (int r = 0; r < c.parallel.dp; ++r) {
+      replicas_.emplace_back(
+          std::make_unique<Replica>(r, sim.scheduler_config_, *sim.cost_model_, options));
+    }
+    loads_.resize(replicas_.size());
+    gather_timer_s_.assign(replicas_.size(), kNoEvent);
+  }
+
+  SimulationResult run() {
+    const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(sim_.cost_model_.get());
+    const int64_t extrapolated_before = calibrated ? calibrated->extrapolated_steps() : 0;
+    schedule_next_arrival();
+    const double interval = sim_.config_.sample_interval_s;
+    if (interval > 0) loop_.schedule(0.0, EventKind::kSample);
+    const StopReason reason = loop_.run(*this, observer_);
+
+    SimulationResult result;
+    result.summary = metrics_.summary();
+    if (by_step_) {
+      for (int step = 0; step < by_step_->steps(); ++step) {
+        result.by_step.push_back(by_step_->summary(step));
+      }
+    }
+    for (const auto& replica : replicas_) {
+      const SchedulerStats st = replica->scheduler().stats();
+      ReplicaSummary s;
+      s.steps = replica->steps();
+      s.busy_s = replica->busy_s();
+      s.preemptions = st.num_preemptions_total;
+      s.prefix_cache_hit_rate = st.prefix_cache_hit_rate();
+      s.evicted_blocks = st.num_evicted_blocks;
+      s.op_totals = replica->op_totals();
+      result.replicas.push_back(s);
+    }
+    result.fingerprint = loop_.fingerprint().hex();
+    result.events = loop_.events_executed();
+    result.simulated_s = loop_.now_s();
+    result.stopped = reason == StopReason::kStopped;
+    if (calibrated)
+      result.extrapolated_steps = calibrated->extrapolated_steps() - extrapolated_before;
+    return result;
+  }
+
+  void handle(const Event& event) override {
+    switch (event.kind) {
+      case EventKind::kArrival:
+        on_arrival();
+        break;
+      case EventKind::kStepEnd:
+        replicas_[event.target]->end_step(loop_.now_s(), *this);
+        try_start(event.target);
+        break;
+      case EventKind::kTimeout:
+        gather_timer_s_[event.target] = kNoEvent;
+        if (replicas_[event.target]->scheduler().static_batch_gathering()) {
+          replicas_[event.target]->scheduler().release_static_batch();
+        }
+        try_start(event.target);
+        break;
+      case EventKind::kSample:
+        on_sample();
+        break;
+      default:
+        throw std::logic_error("simulation: unexpected event kind");
+    }
+  }
+
+  Progress progress() const override { return {done_, source_->expected_total()}; }
+
+  void on_inter_token_gap(const RequestSpec& request, double gap_s) override {
+    metrics_.add_itl(gap_s, request.id, request.arrival_s);
+    if (by_step_) by_step_->add_itl(gap_s, request.id, request.arrival_s, request.step_index);
+  }
+
+  void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
+    ++done_;
+    metrics_.add(record);
+    if (by_step_) by_step_->add(record);
+    observer_.on_request_done(record);
+    source_->on_request_done(request, loop_.now_s());
+    schedule_next_arrival();
+  }
+
+ private:
+  void schedule_next_arrival() {
+    const std::optional<double> next = source_->next_arrival_s();
+    if (!next) return;
+    const double at = std::max(*next, loop_.now_s());
+    if (at < pending_arrival_s_) {
+      pending_arrival_s_ = at;
+      loop_.schedule(at, EventKind::kArrival);
+    }
+  }
+
+  void on_arrival() {
+    const double now = loop_.now_s();
+    if (now >= pending_arrival_s_) pending_arrival_s_ = kNoEvent;
+    while (true) {
+      const std::optional<double> next = source_->next_arrival_s();
+      if (!next || *next > now) break;
+      const RequestSpec request = source_->pop();
+      if (router_.reads_load()) {
+        for (size_t r = 0; r < replicas_.size(); ++r) loads_[r] = replicas_[r]->load();
+      }
+      const size_t target = router_.route(request, loads_);
+      replicas_[target]->admit(request, now, *this);
+      try_start(static_cast<uint32_t>(target));
+    }
+    schedule_next_arrival();
+    if (source_->finished()) {
+      for (uint32_t r = 0; r < replicas_.size(); ++r) try_start(r);
+    }
+  }
+
+  void try_start(uint32_t r) {
+    Replica& replica = *replicas_[r];
+    if (replica.busy()) return;
+    Scheduler& scheduler = replica.scheduler();
+    if (scheduler.static_batch_gathering() && source_->finished()) {
+      scheduler.release_static_batch(/*no_more_arrivals=*/true);
+    }
+    if (const std::optional<double> duration = replica.begin_step(loop_.now_s())) {
+      loop_.schedule_in(*duration, EventKind::kStepEnd, r);
+      return;
+    }
+    if (scheduler.static_batch_gathering() && gather_timer_s_[r] == kNoEvent) {
+      gather_timer_s_[r] = loop_.now_s() + sim_.config_.static_batch_timeout_s;
+      loop_.schedule(gather_timer_s_[r], EventKind::kTimeout, r);
+    }
+  }
+
+  void on_sample() {
+    bool active = !source_->finished();
+    for (const auto& replica : replicas_) {
+      const SchedulerStats st = replica->scheduler().stats();
+      TimeSample s;
+      s.time_s = loop_.now_s();
+      s.replica = replica->index();
+      s.running = st.num_running;
+      s.waiting = st.num_waiting;
+      s.kv_usage = st.kv_usage;
+      s.tokens_in_step = replica->busy() ? replica->last_step_tokens() : 0;
+      s.preemptions_total = static_cast<int>(st.num_preemptions_total);
+      observer_.on_sample(s);
+      active = active || replica->has_unfinished();
+    }
+    if (active) loop_.schedule_in(sim_.config_.sample_interval_s, EventKind::kSample);
+  }
+
+  const Simulation& sim_;
+  Observer& observer_;
+  EventLoop loop_;
+  std::unique_ptr<RequestSource> source_;
+  Router router_;
+  MetricsCollector metrics_;
+  std::unique_ptr<StepwiseMetrics> by_step_;  // stepped workloads only
+  std::vector<std::unique_ptr<Replica>> replicas_;
+  std::vector<ReplicaLoad> loads_;
+  std::vector<double> gather_timer_s_;
+  double pending_arrival_s_ = kNoEvent;
+  uint64_t done_ = 0;
+};
+
+Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
+  plan_ = MemoryPlan::compute(config_.model, config_.gpu, config_.parallel, config_.engine);
+  const EngineConfig& e = plan_.engine;
+  scheduler_config_.max_num_seqs = e.max_num_seqs;
+  scheduler_config_.max_num_batched_tokens = e.max_num_batched_tokens;
+  scheduler_config_.max_model_len = e.max_model_len;
+  scheduler_config_.block_size = e.block_size;
+  scheduler_config_.num_gpu_blocks = plan_.num_gpu_blocks;
+  scheduler_config_.enable_chunked_prefill = e.enable_chunked_prefill;
+  scheduler_config_.enable_prefix_caching = e.enable_prefix_caching;
+  scheduler_config_.long_prefill_token_threshold = config_.long_prefill_token_threshold;
+  scheduler_config_.policy = config_.batching;
+  scheduler_config_.queue_order = config_.queue_order;
+  scheduler_config_.static_batch_size = config_.static_batch_size;
+  scheduler_config_.hash_salt = config_.seed;
+  scheduler_config_.validate();
+  if (!(config_.static_batch_timeout_s >= 0)) {
+    throw ConfigError("engine.static_batch_timeout_s must be >= 0");
+  }
+  if (!(config_.sample_interval_s >= 0))
+    throw ConfigError("metrics.sample_interval_s must be >= 0");
+  config_.metrics.num_gpus = config_.parallel.total_gpus();
+  if (config_.metrics.price_per_gpu_hour == 0) {
+    config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
+  }
+  if (config_.profile) {
+    cost_model_ = std::make_unique<CalibratedCostModel>(*config_.profile, config_.model,
+                                                        config_.parallel, config_.calibrated);
+  } else {
+    cost_model_ = std::make_unique<RooflineCostModel>(config_.model, config_.gpu, config_.parallel,
+                                                      plan_.engine, config_.roofline);
+  }
+}
+
+Simulation::~Simulation() = default;
+
+SimulationResult Simulation::run(Observer& observer) {
+  Driver driver(*this, observer);
+  return driver.run();
+}
+
+}  // namespace servesim

@@ -1,0 +1,98 @@
+// Simulation: one run of a serving deployment — data-parallel Replicas (each the shared
+// Scheduler plus a SimulatedExecutor over a CostModel) behind a Router, fed by a workload's
+// RequestSource, on an EventLoop in simulated time. Produces the metrics vLLM's benchmark
+// reports and a fingerprint of the event trace.
+//
+// Construction sizes the KV cache with MemoryPlan (so a deployment that does not fit fails
+// with the planner's one-line error) and builds the cost model; run() may be called once.
+// Determinism: every random draw comes from seeds in the config; equal configs give equal
+// results and fingerprints, byte for byte.
+// Memory: bounded by the requests in flight plus the per-request metric samples (one float
+// per metric per request) and the ITL sketch; nothing is stored per token.
+// Ownership: owns everything it builds; borrows the Observer during run(). Not thread-safe;
+// run it on a worker thread and let the observer forward.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/sched/scheduler_config.h"
+#include "models/calibrated_cost_model.h"
+#include "models/calibration_profile.h"
+#include "models/engine_config.h"
+#include "models/hardware_spec.h"
+#include "models/memory_plan.h"
+#include "models/model_spec.h"
+#include "models/parallel_config.h"
+#include "models/roofline_cost_model.h"
+#include "sim/core/observer.h"
+#include "sim/metrics/metrics.h"
+#include "sim/metrics/replica_summary.h"
+#include "sim/serving/router.h"
+#include "sim/workload/workload.h"
+
+namespace servesim {
+
+struct SimulationConfig {
+  ModelSpec model;
+  HardwareSpec gpu;
+  ParallelConfig parallel;
+  EngineConfig engine;  // vLLM flags; zero sizes take vLLM's defaults for the GPU
+  SchedulingPolicy batching = SchedulingPolicy::kContinuous;
+  QueueOrder queue_order = QueueOrder::kFcfs;
+  int long_prefill_token_threshold = 0;  // tokens; 0 = no cap
+  int static_batch_size = 0;             // static batching: 0 = max_num_seqs
+  double static_batch_timeout_s = 0.1;   // static batching: longest wait to fill a batch
+  RooflineOptions roofline;              // the cost model unless a profile is set
+  // A fitted profile (`servesim calibrate fit`): when set, it prices every step instead of
+  // the roofline. Shared because sweeps and plans copy the config per point.
+  std::shared_ptr<const CalibrationProfile> profile;
+  CalibratedOptions calibrated;
+  RouterPolicy router = RouterPolicy::kRoundRobin;
+  WorkloadSpec workload;
+  MetricsOptions metrics;        // num_gpus and price are filled from the deployment
+  double sample_interval_s = 1;  // seconds between time-series samples; 0 = none
+  double step_warmup_s = 0;      // stepped workloads: seconds left out at each step's start
+  uint64_t seed = 0;             // router and anything else random outside the workload
+};
+
+struct SimulationResult {
+  MetricsSummary summary;
+  std::vector<MetricsSummary> by_step;  // stepped-concurrency workloads: one per step
+  std::vector<ReplicaSummary> replicas;
+  std::string fingerprint;  // hex digest of the event trace
+  uint64_t events = 0;
+  double simulated_s = 0;  // simulated time at the end of the run
+  bool stopped = false;    // the observer asked to stop before the end
+  // Calibrated cost model with extrapolate: steps beyond the profile's range (else 0).
+  int64_t extrapolated_steps = 0;
+};
+
+class Simulation {
+ public:
+  // Throws ConfigError when the deployment does not fit or a setting is invalid.
+  explicit Simulation(SimulationConfig config);
+  ~Simulation();
+  Simulation(const Simulation&) = delete;
+  Simulation& operator=(const Simulation&) = delete;
+
+  const SimulationConfig& config() const { return config_; }
+  const MemoryPlan& memory_plan() const { return plan_; }
+  const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
+  const CostModel& cost_model() const { return *cost_model_; }
+
+  SimulationResult run(Observer& observer);
+
+ private:
+  class Driver;
+
+  SimulationConfig config_;
+  MemoryPlan plan_;
+  SchedulerConfig scheduler_config_;
+  std::unique_ptr<CostModel> cost_model_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,93 @@
+// WorkloadSpec: a validated workload read from JSON, and make_request_source() which turns
+// it into the RequestSource a simulation pulls from. Four kinds, by "arrival.type" or the
+// presence of "trace":
+//   open loop  poisson | gamma | constant | onoff  — arrivals independent of the system
+//   closed     N clients, each sends, waits for the answer, thinks, sends again
+//   stepped    closed loop whose client count follows a schedule (1, 2, 4, ... each held
+//              step_duration_s): the load test engineers run before launch; requests carry
+//              their step_index so metrics can be reported step by step
+//   trace      replay of a recorded trace (see sim/workload/trace_reader.h)
+// Options on top of synthetic kinds: shared_prefix (K groups sharing an L-token system
+// prompt) and multi_turn (sessions whose context grows turn by turn). docs/workloads.md has
+// the schema and an example of each.
+//
+// Parsing is strict: unknown keys name the nearest valid one, missing required keys are
+// named, every number is range-checked; all as ConfigError.
+// Randomness: everything derives from `seed` through Rng::fork, one stream per purpose, so
+// for example the lengths of request i do not depend on the arrival process.
+// Thread-safety: a WorkloadSpec is immutable after parsing and may be shared; each source
+// made from it is independent.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/workload/arrival_process.h"
+#include "sim/workload/distribution.h"
+#include "sim/workload/length_distribution.h"
+#include "sim/workload/request_source.h"
+#include "sim/workload/trace_reader.h"
+
+namespace servesim {
+
+enum class WorkloadKind { kOpenLoop, kClosedLoop, kStepped, kTrace };
+
+struct SharedPrefixSpec {
+  int groups = 1;  // distinct system prompts; each request picks one uniformly
+  int tokens = 0;  // tokens of each system prompt
+};
+
+struct MultiTurnSpec {
+  LengthDistribution turns = LengthDistribution::fixed(1);        // turns per session
+  LengthDistribution user_tokens = LengthDistribution::fixed(1);  // new tokens per later turn
+  Distribution think_time_s = Distribution::fixed(0.0);  // seconds between answer and next turn
+};
+
+struct TraceSpec {
+  std::string path;  // resolved against the workload file's folder
+  TraceOptions options;
+};
+
+struct WorkloadSpec {
+  static constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+
+  WorkloadKind kind = WorkloadKind::kOpenLoop;
+  ArrivalProcess arrival = ArrivalProcess::poisson(1.0);  // open loop only
+  int clients = 0;                                        // closed loop: concurrent clients
+  // Closed loop: client c sends its first request at c * ramp_up_s / clients, as load tools
+  // ramp users up; 0 starts every client at once (and identical requests then stay in
+  // lock-step, which real clients' jitter breaks up).
+  double ramp_up_s = 0;
+  std::vector<int> steps;                                           // stepped: clients per step
+  double step_duration_s = 0.0;                                     // stepped: seconds per step
+  Distribution think_time_s = Distribution::fixed(0.0);             // closed/stepped: seconds
+  LengthDistribution prompt_tokens = LengthDistribution::fixed(1);  // excludes shared prefix
+  LengthDistribution output_tokens = LengthDistribution::fixed(1);
+  std::optional<SharedPrefixSpec> shared_prefix;
+  std::optional<MultiTurnSpec> multi_turn;
+  std::optional<TraceSpec> trace;
+  uint64_t num_requests = 0;       // requests issued in all (every turn counts); 0 = no cap
+  double duration_s = kUnlimited;  // no arrivals at or after this; seconds
+  uint64_t seed = 0;
+
+  // base_dir resolves relative paths (empirical CSVs, traces); name prefixes messages.
+  // Throws ConfigError.
+  static WorkloadSpec from_json(const nlohmann::json& j, const std::string& base_dir,
+                                const std::string& name = "workload");
+  // Loads and parses a workload file; messages start with the file's path.
+  static WorkloadSpec load(const std::string& path);
+
+  // Step a request arriving at time_s belongs to (stepped only; 0 otherwise).
+  int step_at(double time_s) const;
+};
+
+// A fresh source; several made from one spec produce identical request streams.
+// Throws ConfigError (e.g. a trace file that cannot be opened).
+std::unique_ptr<RequestSource> make_request_source(const WorkloadSpec& spec);
+
+}  // namespace servesim

@@ -1,0 +1,270 @@
+// The capacity planner on small spaces whose answer is known from the GPUs' capacities:
+// the winner, infeasible targets and their explanation, thread-count independence, and
+// one-line errors for bad inputs.
+#include "plan/planner.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "models/config_error.h"
+#include "thread_ranks.h"
+
+namespace servesim {
+namespace {
+
+const std::string kQuickstart = SERVESIM_SOURCE_DIR "/configs/scenarios/quickstart.json";
+
+PlanOptions small_plan() {
+  PlanOptions o;
+  o.scenario_path = kQuickstart;  // Llama-2-7B, 512-token prompts, 128-token answers
+  o.target_load = 20;             // requests/s
+  o.slos = {parse_slo_target("ttft:p99=0.5"), parse_slo_target("tpot:p99=0.05")};
+  o.gpus = {"A100-80GB", "H100"};
+  o.tp = {1};
+  o.requests = 300;
+  o.top_k = 2;
+  o.threads = 1;
+  return o;
+}
+
+TEST(SloTarget, ParsesMetricPercentileAndUnits) {
+  const SloTarget a = parse_slo_target("ttft:p99=0.5");
+  EXPECT_EQ(a.metric, SloMetric::kTtft);
+  EXPECT_EQ(a.percentile, 99);
+  EXPECT_DOUBLE_EQ(a.limit_s, 0.5);
+  const SloTarget b = parse_slo_target("itl:p90=40ms");
+  EXPECT_EQ(b.metric, SloMetric::kItl);
+  EXPECT_DOUBLE_EQ(b.limit_s, 0.04);
+  EXPECT_EQ(b.name(), "itl:p90");
+  EXPECT_EQ(parse_slo_target("e2e:p50=12s").limit_s, 12);
+}
+
+TEST(SloTarget, UnknownMetricOrPercentileIsAOneLineError) {
+  for (const char* bad :
+       {"latency:p99=1", "ttft:p98=1", "ttft:p99", "ttft=1", "tpot:p99=-1", "tpot:p99=abc"}) {
+    try {
+      parse_slo_target(bad);
+      ADD_FAILURE() << bad;
+    } catch (const ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("--slo"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// One A100 serves ~15 of these requests/s and one H100 ~33: at 20 requests/s the A100 needs
+// two replicas ($3.58/hour) and the H100 one ($2.99/hour).
+TEST(Planner, PicksTheKnownCheapestDeploymentAndVerifiesIt) {
+  const PlanReport r = plan(small_plan(), Catalog());
+  ASSERT_TRUE(r.feasible());
+  EXPECT_EQ(r.enumerated, 2u);
+  const PlanCandidate& w = r.candidates.front();
+  EXPECT_EQ(w.gpu, "H100-SXM");
+  EXPECT_EQ(w.replicas, 1);
+  EXPECT_TRUE(w.verified);
+  EXPECT_GE(w.headroom, 0);
+  EXPECT_LE(w.predicted.ttft.p99_s, 0.5);
+  EXPECT_LE(w.predicted.tpot.p99_s, 0.05);
+  const PlanCandidate& a100 = r.candidates[1];
+  EXPECT_EQ(a100.gpu, "A100-80GB-SXM");
+  EXPECT_EQ(a100.replicas, 2);
+  EXPECT_GT(a100.cost_per_hour, w.cost_per_hour);
+  const std::string cmd = r.vllm_command();
+  EXPECT_NE(cmd.find("vllm serve meta-llama/Llama-2-7b-hf"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--tensor-parallel-size 1"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--max-model-len 4096"), std::string::npos) << cmd;
+  EXPECT_NE(cmd.find("--enable-prefix-caching"), std::string::npos) << cmd;
+  EXPECT_FALSE(r.pareto.empty());
+}
+
+TEST(Planner, ResultsDoNotDependOnTheThreadCount) {
+  PlanOptions o = small_plan();
+  o.max_num_seqs = {16, 64};
+  const PlanReport one = plan(o, Catalog());
+  o.threads = 2;
+  const PlanReport two = plan(o, Catalog());
+  EXPECT_EQ(one.to_json().dump(), two.to_json().dump());
+  EXPECT_EQ(one.to_csv(), two.to_csv());
+  EXPECT_EQ(one.pareto_csv(), two.pareto_csv());
+}
+
+// Ranks as threads stand in for `mpirun -np N` (tests/cli/mpi_2_ranks_test.cmake runs the real
+// thing): more candidates than one search wave, so the cost bound that one wave's results
+// set for the next must be the same on every rank.
+TEST(Planner, ResultsDoNotDependOnTheRankCount) {
+  PlanOptions o = small_plan();
+  o.gpus = {"A100-80GB", "H100", "L40S", "L4", "B200"};
+  o.tp = {1, 2, 4, 8};
+  o.requests = 150;
+  const PlanReport alone = plan(o, Catalog());
+  for (int ranks : {2, 3}) {
+    const std::vector<PlanReport> reports = testing::run_ranks<PlanReport>(
+        ranks, [&](WorkShare& share) { return plan(o, Catalog(), share); });
+    for (const PlanReport& r : reports) {
+      EXPECT_EQ(r.to_json().dump(), alone.to_json().dump()) << ranks << " ranks";
+      EXPECT_EQ(r.to_csv(), alone.to_csv());
+      EXPECT_EQ(r.pareto_csv(), alone.pareto_csv());
+      EXPECT_EQ(r.to_table(20), alone.to_table(20));
+    }
+  }
+}
+
+// The CLI's --model/--input-len/--output-len build a scenario in memory; the same JSON in a
+// file plans the same.
+TEST(Planner, AnInMemoryScenarioPlansLikeTheSameFile) {
+  const nlohmann::json scenario = {{"name", "in memory"},
+                                   {"model", "Llama-2-7B"},
+                                   {"gpu", "H100"},
+                                   {"workload",
+                                    {{"arrival", {{"type", "poisson"}, {"rate_qps", 20}}},
+                                     {"prompt_tokens", 512},
+                                     {"output_tokens", 128},
+                                     {"num_requests", 300}}}};
+  PlanOptions o = small_plan();
+  o.scenario_path.clear();
+  o.scenario = scenario;
+  o.fixed = {"engine.max_model_len=4096"};
+  const PlanReport in_memory = plan(o, Catalog());
+  ASSERT_TRUE(in_memory.feasible());
+
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "servesim_planner_in_memory.json";
+  std::ofstream(file) << scenario.dump();
+  o.scenario = nullptr;
+  o.scenario_path = file.string();
+  const PlanReport from_file = plan(o, Catalog());
+  std::filesystem::remove(file);
+  EXPECT_EQ(in_memory.to_json().dump(), from_file.to_json().dump());
+  EXPECT_EQ(in_memory.to_table(10), from_file.to_table(10));
+}
+
+// More candidates than one search wave (16): the cost bound skips some, never the top K.
+TEST(Planner, TheCostBoundSkipsOnlyCandidatesThatCannotEnterTheTopK) {
+  PlanOptions o = small_plan();
+  o.gpus = {"A100-80GB", "H100", "L40S", "L4", "B200"};
+  o.tp = {1, 2, 4, 8};
+  o.requests = 150;
+  o.threads = 2;
+  const PlanReport bounded = plan(o, Catalog());
+  o.search_all = true;
+  const PlanReport all = plan(o, Catalog());
+  EXPECT_EQ(bounded.enumerated, 20u);
+  EXPECT_LT(bounded.searched, all.searched);
+  EXPECT_LT(bounded.simulations, all.simulations);
+  ASSERT_TRUE(bounded.feasible());
+  for (size_t r = 0; r < static_cast<size_t>(o.top_k); ++r) {
+    EXPECT_EQ(bounded.candidates[r].gpu, all.candidates[r].gpu) << r;
+    EXPECT_EQ(bounded.candidates[r].tp, all.candidates[r].tp) << r;
+    EXPECT_EQ(bounded.candidates[r].replicas, all.candidates[r].replicas) << r;
+  }
+  EXPECT_TRUE(
+      std::any_of(bounded.candidates.begin(), bounded.candidates.end(),
+                  [](const PlanCandidate& c) { return c.status == CandidateStatus::kDominated; }));
+  EXPECT_TRUE(
+      std::none_of(all.candidates.begin(), all.candidates.end(),
+                   [](const PlanCandidate& c) { return c.status == CandidateStatus::kDominated; }));
+}
+
+TEST(Planner, AnUnreachableSloSaysSoAndWhatWouldHaveToChange) {
+  PlanOptions o = small_plan();
+  o.slos = {parse_slo_target("tpot:p99=1ms")};
+  const PlanReport r = plan(o, Catalog());
+  EXPECT_FALSE(r.feasible());
+  EXPECT_EQ(r.vllm_command(), "");
+  const PlanCandidate& closest = r.candidates.front();
+  EXPECT_EQ(closest.status, CandidateStatus::kSloUnreachable);
+  EXPECT_NE(closest.suggestion.find("relax tpot:p99"), std::string::npos) << closest.suggestion;
+  const std::string table = r.to_table(5);
+  EXPECT_NE(table.find("No candidate meets the SLOs within the limits"), std::string::npos);
+}
+
+TEST(Planner, ALoadBeyondTheGpuLimitSuggestsTheLimitThatWouldDo) {
+  PlanOptions o = small_plan();
+  o.gpus = {"H100"};
+  o.target_load = 100;
+  o.max_gpus = 2;
+  const PlanReport r = plan(o, Catalog());
+  EXPECT_FALSE(r.feasible());
+  EXPECT_EQ(r.candidates.front().status, CandidateStatus::kOverLimits);
+  EXPECT_NE(r.candidates.front().suggestion.find("raise --max-gpus to"), std::string::npos);
+}
+
+TEST(Planner, ACandidateThatDoesNotFitIsPrunedWithoutSimulating) {
+  PlanOptions o = small_plan();
+  o.gpus = {"T4", "H100"};
+  o.fixed = {"model=Llama-2-13B"};
+  const PlanReport r = plan(o, Catalog());
+  ASSERT_TRUE(r.feasible());
+  EXPECT_EQ(r.simulated, 1u);
+  const PlanCandidate& t4 = r.candidates.back();
+  EXPECT_EQ(t4.gpu, "T4");
+  EXPECT_EQ(t4.status, CandidateStatus::kDoesNotFit);
+  EXPECT_EQ(t4.evaluations, 0);
+}
+
+TEST(Planner, ConcurrencyTargetsSizeByClients) {
+  PlanOptions o = small_plan();
+  o.load = PlanLoad::kConcurrency;
+  o.target_load = 64;
+  o.gpus = {"H100"};
+  o.max_num_seqs = {32};
+  const PlanReport r = plan(o, Catalog());
+  ASSERT_TRUE(r.feasible());
+  EXPECT_GE(r.candidates.front().replicas, 2);  // 32 running per replica at most
+}
+
+void expect_one_line_error(const PlanOptions& o, const std::string& fragment) {
+  try {
+    plan(o, Catalog());
+    ADD_FAILURE() << fragment;
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(fragment), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+TEST(Planner, BadInputsAreOneLineErrors) {
+  PlanOptions o = small_plan();
+  o.tp = {3};  // Llama-2-7B's 32 heads do not split three ways
+  expect_one_line_error(o, "empty candidate set");
+  o = small_plan();
+  o.tp = {2, 4};
+  o.max_gpus = 1;
+  expect_one_line_error(o, "contradictory limits");
+  o = small_plan();
+  o.max_budget_per_hour = 0.5;
+  expect_one_line_error(o, "contradictory limits");
+  o = small_plan();
+  o.target_load = 0;
+  expect_one_line_error(o, "--target-qps");
+  o = small_plan();
+  o.slos.push_back(parse_slo_target("ttft:p99=1"));
+  expect_one_line_error(o, "given twice");
+  o = small_plan();
+  o.gpus = {"H1000"};
+  expect_one_line_error(o, "H1000");
+  o = small_plan();
+  o.fixed = {"gpu=H100"};
+  expect_one_line_error(o, "--fix gpu");
+  o = small_plan();
+  o.max_error_rate = 1.5;
+  expect_one_line_error(o, "--max-error-rate");
+  o = small_plan();
+  o.scenario_path.clear();
+  expect_one_line_error(o, "no workload");
+  o.scenario = {{"model", "Llama-2-7B"},
+                {"gpu", "H100"},
+                {"workload",
+                 {{"arrival", {{"type", "poisson"}, {"rate_qps", 1}}},
+                  {"prompt_tokens", 512},
+                  {"output_tokens", 128},
+                  {"num_requests", 20}}}};
+  o.slos.clear();
+  expect_one_line_error(o, "no SLO given; add --slo ttft:p99=0.5");
+}
+
+}  // namespace
+}  // namespace servesim
