@@ -2,15 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <filesystem>
 #include <map>
-#include <set>
 
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "plan/byte_stream.h"
-#include "sim/core/csv_line.h"
+#include "plan/plan_text.h"
+#include "plan/slo_check.h"
 #include "sim/serving/scenario.h"
 #include "sim/serving/simulation.h"
 
@@ -32,104 +31,6 @@ constexpr double kInfiniteGap = 1e300;
 // Candidates searched between two updates of the cost bound; fixed, so the set searched
 // does not depend on the thread count.
 constexpr size_t kSearchWave = 16;
-
-double percentile_of(const LatencyStats& s, int p) {
-  switch (p) {
-    case 50:
-      return s.p50_s;
-    case 90:
-      return s.p90_s;
-    case 95:
-      return s.p95_s;
-    default:
-      return s.p99_s;
-  }
-}
-
-const LatencyStats& stats_of(const MetricsSummary& m, SloMetric metric) {
-  switch (metric) {
-    case SloMetric::kTtft:
-      return m.ttft;
-    case SloMetric::kTpot:
-      return m.tpot;
-    case SloMetric::kItl:
-      return m.itl;
-    case SloMetric::kE2e:
-      break;
-  }
-  return m.e2e;
-}
-
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string load_text(PlanLoad load, double v) {
-  return load == PlanLoad::kQps ? fmt("%.3g req/s", v) : fmt("%.0f clients", v);
-}
-
-// Stops a run as soon as its outcome is sure to miss an SLO, which makes the failing half of
-// a bisection cheap. Sure means: with n the most requests the run can count, more than
-// (1 - q) n + 1 samples above the limit put the q-quantile's lower interpolation point above
-// it (numpy's linear interpolation, sim/metrics/percentile.h). ITL gaps are per token and not seen
-// here; they are checked on the finished summary only.
-class SloWatch final : public Observer {
- public:
-  SloWatch(const std::vector<SloTarget>& slos, double max_error_rate, uint64_t requests,
-           const MetricsOptions& metrics)
-      : slos_(slos), metrics_(metrics), violations_(slos.size(), 0) {
-    const double n = static_cast<double>(requests);
-    for (const SloTarget& s : slos_) {
-      threshold_.push_back(static_cast<uint64_t>(std::floor((1.0 - s.percentile / 100.0) * n)) + 2);
-    }
-    error_budget_ = max_error_rate * n;
-  }
-
-  void on_request_done(const RequestRecord& r) override {
-    if (r.arrival_s < metrics_.warmup_s || r.id < metrics_.warmup_requests) return;
-    if (r.status != RequestOutcome::kOk) {
-      if (static_cast<double>(++errors_) > error_budget_) stop("error rate");
-      return;
-    }
-    for (size_t i = 0; i < slos_.size(); ++i) {
-      double v = std::numeric_limits<double>::quiet_NaN();
-      switch (slos_[i].metric) {
-        case SloMetric::kTtft:
-          v = r.ttft_s();
-          break;
-        case SloMetric::kTpot:
-          v = r.tpot_s();
-          break;
-        case SloMetric::kE2e:
-          v = r.e2e_s();
-          break;
-        case SloMetric::kItl:
-          break;
-      }
-      if (!std::isnan(v) && v > slos_[i].limit_s && ++violations_[i] >= threshold_[i]) {
-        stop(slos_[i].name());
-      }
-    }
-  }
-
-  bool should_stop() override { return !failed_.empty(); }
-  const std::string& failed() const { return failed_; }
-
- private:
-  void stop(const std::string& why) {
-    if (failed_.empty()) failed_ = why;
-  }
-
-  const std::vector<SloTarget>& slos_;
-  MetricsOptions metrics_;
-  std::vector<uint64_t> violations_;
-  std::vector<uint64_t> threshold_;
-  double error_budget_ = 0;
-  uint64_t errors_ = 0;
-  std::string failed_;
-};
 
 struct Evaluation {
   bool pass = false;
@@ -210,13 +111,8 @@ class PlanContext {
     e.steps = result.replicas.empty() ? 0 : result.replicas.front().steps;
     e.failed = watch.failed();
     if (!e.failed.empty()) return e;
-    for (const SloTarget& s : options_.slos) {
-      const double v = percentile_of(stats_of(result.summary, s.metric), s.percentile);
-      if (std::isnan(v) || v > s.limit_s) {
-        e.failed = s.name();
-        return e;
-      }
-    }
+    e.failed = first_missed_slo(result.summary, options_.slos);
+    if (!e.failed.empty()) return e;
     const double errors = std::isnan(result.summary.error_rate) ? 0 : result.summary.error_rate;
     if (errors > options_.max_error_rate) {
       e.failed = "error rate";
@@ -318,9 +214,10 @@ bool within_limits(PlanCandidate& c, const PlanOptions& o) {
   }
   if (o.max_budget_per_hour && c.cost_per_hour > *o.max_budget_per_hour + 1e-9) {
     gap = std::max(gap, c.cost_per_hour / *o.max_budget_per_hour);
-    reason += (reason.empty() ? "" : "; ") + fmt("costs $%.2f/hour", c.cost_per_hour) +
-              fmt(" > --max-budget-per-hour %.2f", *o.max_budget_per_hour);
-    suggestion += (suggestion.empty() ? "" : " and ") + fmt("raise --max-budget-per-hour to %.2f",
+    reason += (reason.empty() ? "" : "; ") + format_number("costs $%.2f/hour", c.cost_per_hour) +
+              format_number(" > --max-budget-per-hour %.2f", *o.max_budget_per_hour);
+    suggestion +=
+        (suggestion.empty() ? "" : " and ") + format_number("raise --max-budget-per-hour to %.2f",
                                                             std::ceil(c.cost_per_hour * 100) / 100);
   }
   if (reason.empty()) return true;
@@ -360,14 +257,6 @@ void evaluation_fields(E& e, Field&& field) {
   field(e.failed);
   field(e.summary);
   field(e.steps);
-}
-
-std::vector<SloTarget> slos_from_scenario(const SloSpec& slo) {
-  std::vector<SloTarget> out;
-  if (slo.ttft_s) out.push_back({SloMetric::kTtft, 99, *slo.ttft_s});
-  if (slo.tpot_s) out.push_back({SloMetric::kTpot, 99, *slo.tpot_s});
-  if (slo.e2e_s) out.push_back({SloMetric::kE2e, 99, *slo.e2e_s});
-  return out;
 }
 
 std::string resolve_workload_path(const std::string& path, const std::string& base_dir) {
@@ -411,12 +300,7 @@ void check_options(const PlanOptions& o) {
   if (o.max_budget_per_hour && !(*o.max_budget_per_hour > 0)) {
     throw ConfigError("--max-budget-per-hour must be > 0 dollars");
   }
-  std::set<std::string> seen;
-  for (const SloTarget& s : o.slos) {
-    if (!seen.insert(s.name()).second) {
-      throw ConfigError("--slo " + s.name() + " is given twice; keep one limit per metric");
-    }
-  }
+  check_unique_slos(o.slos);
   for (const char* key : {"gpu", "parallel.tensor_parallel_size", "parallel.pipeline_parallel_size",
                           "engine.max_num_seqs"}) {
     const bool listed = (std::string(key) == "gpu" && !o.gpus.empty()) ||
@@ -431,85 +315,6 @@ void check_options(const PlanOptions& o) {
 }
 
 }  // namespace
-
-std::string SloTarget::name() const {
-  static const char* const kNames[] = {"ttft", "tpot", "itl", "e2e"};
-  return std::string(kNames[static_cast<int>(metric)]) + ":p" + std::to_string(percentile);
-}
-
-SloTarget parse_slo_target(const std::string& spec) {
-  const std::string usage = "expected METRIC:PERCENTILE=SECONDS, e.g. ttft:p99=0.5";
-  const size_t colon = spec.find(':');
-  const size_t eq = spec.find('=');
-  if (colon == std::string::npos || eq == std::string::npos || eq < colon) {
-    throw ConfigError("--slo '" + spec + "': " + usage);
-  }
-  SloTarget t;
-  const std::string metric = spec.substr(0, colon);
-  if (metric == "ttft") {
-    t.metric = SloMetric::kTtft;
-  } else if (metric == "tpot") {
-    t.metric = SloMetric::kTpot;
-  } else if (metric == "itl") {
-    t.metric = SloMetric::kItl;
-  } else if (metric == "e2e") {
-    t.metric = SloMetric::kE2e;
-  } else {
-    throw ConfigError("--slo '" + spec + "': unknown metric '" + metric +
-                      "'; use ttft, tpot, itl or e2e");
-  }
-  const std::string pct = spec.substr(colon + 1, eq - colon - 1);
-  if (pct == "p50") {
-    t.percentile = 50;
-  } else if (pct == "p90") {
-    t.percentile = 90;
-  } else if (pct == "p95") {
-    t.percentile = 95;
-  } else if (pct == "p99") {
-    t.percentile = 99;
-  } else {
-    throw ConfigError("--slo '" + spec + "': unknown percentile '" + pct +
-                      "'; use p50, p90, p95 or p99");
-  }
-  std::string value = spec.substr(eq + 1);
-  double scale = 1;
-  if (value.size() > 2 && value.ends_with("ms")) {
-    value.resize(value.size() - 2);
-    scale = 1e-3;
-  } else if (value.size() > 1 && value.ends_with("s")) {
-    value.resize(value.size() - 1);
-  }
-  size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(value, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != value.size() || !(v > 0) || !std::isfinite(v)) {
-    throw ConfigError("--slo '" + spec + "': the limit must be a positive number of seconds");
-  }
-  t.limit_s = v * scale;
-  return t;
-}
-
-std::string_view candidate_status_name(CandidateStatus status) {
-  switch (status) {
-    case CandidateStatus::kFeasible:
-      return "feasible";
-    case CandidateStatus::kDominated:
-      return "not searched";
-    case CandidateStatus::kOverLimits:
-      return "over limits";
-    case CandidateStatus::kSloUnreachable:
-      return "misses SLO";
-    case CandidateStatus::kDoesNotFit:
-      return "does not fit";
-    case CandidateStatus::kInvalid:
-      break;
-  }
-  return "invalid";
-}
 
 PlanReport plan(const PlanOptions& options, const Catalog& catalog) {
   SoloWorkShare alone;
@@ -583,9 +388,10 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare
     double cheapest = std::numeric_limits<double>::infinity();
     for (const HardwareSpec& g : gpus) cheapest = std::min(cheapest, g.price_per_hour_usd);
     if (cheapest * min_replica_gpus > *o.max_budget_per_hour) {
-      throw ConfigError(
-          fmt("contradictory limits: --max-budget-per-hour %.2f", *o.max_budget_per_hour) +
-          fmt(" buys no replica (the cheapest costs $%.2f/hour)", cheapest * min_replica_gpus));
+      throw ConfigError(format_number("contradictory limits: --max-budget-per-hour %.2f",
+                                      *o.max_budget_per_hour) +
+                        format_number(" buys no replica (the cheapest costs $%.2f/hour)",
+                                      cheapest * min_replica_gpus));
     }
   }
 
@@ -758,15 +564,16 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare
       c.gap = 1;
       std::string worst;
       for (const SloTarget& s : o.slos) {
-        const double v = percentile_of(stats_of(floor_run.summary, s.metric), s.percentile);
+        const double v = slo_value(floor_run.summary, s);
         if (std::isnan(v)) continue;
         if (v / s.limit_s >= c.gap) {
           c.gap = v / s.limit_s;
           worst = s.name();
-          c.reason = s.name() + " is " + fmt("%.1f ms", v * 1e3) + " at " +
+          c.reason = s.name() + " is " + format_number("%.1f ms", v * 1e3) + " at " +
                      load_text(o.load, qps ? hi : std::max(1.0, hi)) +
-                     fmt(" (limit %.1f ms)", s.limit_s * 1e3);
-          c.suggestion = "relax " + s.name() + fmt(" to %.0f ms", std::ceil(v * 1.05 * 1e3)) +
+                     format_number(" (limit %.1f ms)", s.limit_s * 1e3);
+          c.suggestion = "relax " + s.name() +
+                         format_number(" to %.0f ms", std::ceil(v * 1.05 * 1e3)) +
                          ", or use a faster GPU / a larger TP";
         }
       }
@@ -803,9 +610,10 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare
         PlanCandidate& c = candidates[i];
         c.status = CandidateStatus::kDominated;
         c.limit = "cost";
-        c.reason = fmt("costs at least $%.2f/hour", lower_bound[i]) +
-                   fmt(" (capacity %.3g req/s per replica)", c.capacity) +
-                   fmt(", more than the top %.0f found", o.top_k) + fmt(" ($%.2f/hour)", bound);
+        c.reason = format_number("costs at least $%.2f/hour", lower_bound[i]) +
+                   format_number(" (capacity %.3g req/s per replica)", c.capacity) +
+                   format_number(", more than the top %.0f found", o.top_k) +
+                   format_number(" ($%.2f/hour)", bound);
         c.gap = lower_bound[i];
       } else {
         wave.push_back(i);
@@ -912,203 +720,6 @@ PlanReport plan(const PlanOptions& options_in, const Catalog& catalog, WorkShare
   }
   std::reverse(report.pareto.begin(), report.pareto.end());
   return report;
-}
-
-namespace {
-
-nlohmann::json number(double x) {
-  return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
-}
-
-nlohmann::json latency_json(const MetricsSummary& m) {
-  nlohmann::json j;
-  for (const auto& [name, s] : {std::pair<const char*, const LatencyStats*>{"ttft", &m.ttft},
-                                {"tpot", &m.tpot},
-                                {"itl", &m.itl},
-                                {"e2e", &m.e2e}}) {
-    j[name] = {{"p50_ms", number(s->p50_s * 1e3)}, {"p99_ms", number(s->p99_s * 1e3)}};
-  }
-  return j;
-}
-
-std::string ms(double seconds, const char* format) {
-  return std::isnan(seconds) ? std::string("-") : fmt(format, seconds * 1e3);
-}
-
-}  // namespace
-
-std::string PlanReport::vllm_command() const {
-  if (!feasible()) return "";
-  const PlanCandidate& c = candidates.front();
-  const EngineConfig& e = c.engine;
-  std::string cmd = "vllm serve " + (model_repo.empty() ? model : model_repo);
-  cmd += " --tensor-parallel-size " + std::to_string(c.tp);
-  if (c.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(c.pp);
-  cmd += " --max-num-seqs " + std::to_string(e.max_num_seqs);
-  cmd += " --max-num-batched-tokens " + std::to_string(e.max_num_batched_tokens);
-  cmd += fmt(" --gpu-memory-utilization %g", e.gpu_memory_utilization);
-  cmd += " --max-model-len " + std::to_string(e.max_model_len);
-  cmd += e.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
-  if (!e.enable_chunked_prefill) cmd += " --no-enable-chunked-prefill";
-  if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
-  if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
-  return cmd;
-}
-
-nlohmann::json PlanReport::to_json() const {
-  nlohmann::json j;
-  j["model"] = model;
-  j["scenario"] = scenario;
-  j["target"] = {{load == PlanLoad::kQps ? "qps" : "concurrency", target_load}};
-  nlohmann::json slo = nlohmann::json::object();
-  for (const SloTarget& s : slos) slo[s.name() + "_ms"] = s.limit_s * 1e3;
-  j["slo"] = slo;
-  j["max_error_rate"] = max_error_rate;
-  j["requests_per_evaluation"] = requests;
-  j["candidates_enumerated"] = enumerated;
-  j["candidates_probed"] = simulated;
-  j["candidates_searched"] = searched;
-  j["simulations"] = simulations;
-  j["feasible"] = feasible();
-  if (feasible()) {
-    j["vllm_command"] = vllm_command();
-    j["replicas"] = candidates.front().replicas;
-  }
-  nlohmann::json rows = nlohmann::json::array();
-  for (size_t r = 0; r < candidates.size(); ++r) {
-    const PlanCandidate& c = candidates[r];
-    nlohmann::json row = {{"rank", r + 1},
-                          {"gpu", c.gpu},
-                          {"tp", c.tp},
-                          {"pp", c.pp},
-                          {"max_num_seqs", c.max_num_seqs},
-                          {"status", candidate_status_name(c.status)},
-                          {"limit", c.limit},
-                          {"reason", c.reason},
-                          {"evaluations", c.evaluations}};
-    if (c.status == CandidateStatus::kFeasible || c.status == CandidateStatus::kOverLimits) {
-      if (c.sustained > 0) {
-        row["sustained_per_replica"] = c.sustained;
-        row["capacity_req_per_s"] = c.capacity;
-        row["replicas"] = c.replicas;
-        row["gpus"] = c.total_gpus;
-        row["usd_per_hour"] = c.cost_per_hour;
-        row["usd_per_million_tokens"] = c.usd_per_million_tokens;
-        row["headroom"] = c.headroom;
-        row["verified"] = c.verified;
-        row["predicted"] = latency_json(c.predicted);
-      }
-    }
-    if (!c.suggestion.empty()) row["suggestion"] = c.suggestion;
-    rows.push_back(row);
-  }
-  j["candidates"] = rows;
-  nlohmann::json pareto_rows = nlohmann::json::array();
-  for (const ParetoPoint& p : pareto) {
-    const PlanCandidate& c = candidates[p.candidate];
-    pareto_rows.push_back({{"rank", p.candidate + 1},
-                           {"gpu", c.gpu},
-                           {"tp", c.tp},
-                           {"pp", c.pp},
-                           {"max_num_seqs", c.max_num_seqs},
-                           {"load", p.load},
-                           {"tokens_per_s_per_user", p.tokens_per_s_per_user},
-                           {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu}});
-  }
-  j["pareto"] = pareto_rows;
-  return j;
-}
-
-std::string PlanReport::to_csv() const {
-  std::string out =
-      "rank,gpu,tp,pp,max_num_seqs,status,replicas,gpus,usd_per_hour,usd_per_million_tokens,"
-      "sustained_per_replica,headroom,verified,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,"
-      "itl_p99_ms,e2e_p99_ms,limit,reason\n";
-  for (size_t r = 0; r < candidates.size(); ++r) {
-    const PlanCandidate& c = candidates[r];
-    const bool sized = c.sustained > 0;
-    const MetricsSummary& m = c.predicted;
-    out += std::to_string(r + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) + "," +
-           std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," +
-           std::string(candidate_status_name(c.status)) + ",";
-    if (sized) {
-      out += std::to_string(c.replicas) + "," + std::to_string(c.total_gpus) + "," +
-             fmt("%.2f", c.cost_per_hour) + "," + fmt("%.4f", c.usd_per_million_tokens) + "," +
-             fmt("%.4g", c.sustained) + "," + fmt("%.3f", c.headroom) + "," +
-             (c.verified ? "yes" : "no") + "," + ms(m.ttft.p50_s, "%.1f") + "," +
-             ms(m.ttft.p99_s, "%.1f") + "," + ms(m.tpot.p50_s, "%.2f") + "," +
-             ms(m.tpot.p99_s, "%.2f") + "," + ms(m.itl.p99_s, "%.2f") + "," +
-             ms(m.e2e.p99_s, "%.0f") + ",";
-    } else {
-      out += ",,,,,,,,,,,,,";
-    }
-    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "\n";
-  }
-  return out;
-}
-
-std::string PlanReport::pareto_csv() const {
-  std::string out = "rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,tokens_per_s_per_gpu\n";
-  for (const ParetoPoint& p : pareto) {
-    const PlanCandidate& c = candidates[p.candidate];
-    out += std::to_string(p.candidate + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) +
-           "," + std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," + p.load + "," +
-           fmt("%.2f", p.tokens_per_s_per_user) + "," + fmt("%.2f", p.tokens_per_s_per_gpu) + "\n";
-  }
-  return out;
-}
-
-std::string PlanReport::to_table(size_t rows) const {
-  std::string out =
-      "plan: " + model + " (" + scenario + "), target " + load_text(load, target_load) + ", SLO";
-  for (const SloTarget& s : slos) out += " " + s.name() + fmt("<=%.0fms", s.limit_s * 1e3);
-  out += "\n  " + std::to_string(enumerated) + " candidates, " + std::to_string(simulated) +
-         " probed, " + std::to_string(searched) + " searched (" + std::to_string(simulations) +
-         " simulations of " + std::to_string(requests) + " requests)\n\n";
-  if (!feasible()) {
-    out += "No candidate meets the SLOs within the limits. Closest candidates:\n";
-    size_t shown = 0;
-    for (const PlanCandidate& c : candidates) {
-      if (shown == std::max<size_t>(rows, 1)) break;
-      ++shown;
-      out += "  " + c.gpu + " TP" + std::to_string(c.tp) + " PP" + std::to_string(c.pp) +
-             " max_num_seqs " + std::to_string(c.max_num_seqs) + ": " + c.reason + "\n";
-      if (!c.suggestion.empty()) out += "      would need: " + c.suggestion + "\n";
-    }
-    return out;
-  }
-  char line[512];
-  std::snprintf(line, sizeof line,
-                "%4s  %-14s %3s %3s %5s %4s %5s %9s %8s %9s %9s %8s %8s %8s  %s\n", "rank", "gpu",
-                "tp", "pp", "seqs", "rep", "gpus", "$/hour", "$/Mtok", "TTFT50ms", "TTFT99ms",
-                "TPOT50ms", "TPOT99ms", "headroom", "limit");
-  out += line;
-  size_t shown = 0;
-  for (size_t r = 0; r < candidates.size() && shown < rows; ++r) {
-    const PlanCandidate& c = candidates[r];
-    if (c.status != CandidateStatus::kFeasible) break;
-    ++shown;
-    const MetricsSummary& m = c.predicted;
-    std::snprintf(line, sizeof line,
-                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s\n",
-                  r + 1, c.gpu.c_str(), c.tp, c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
-                  c.cost_per_hour, c.usd_per_million_tokens, ms(m.ttft.p50_s, "%.1f").c_str(),
-                  ms(m.ttft.p99_s, "%.1f").c_str(), ms(m.tpot.p50_s, "%.2f").c_str(),
-                  ms(m.tpot.p99_s, "%.2f").c_str(), c.headroom * 100, c.limit.c_str(),
-                  c.verified ? "" : " (not verified)");
-    out += line;
-  }
-  const PlanCandidate& w = candidates.front();
-  out += "\nwinner: " + std::to_string(w.replicas) + " x " + w.gpu + " replica(s) of TP " +
-         std::to_string(w.tp) + (w.pp > 1 ? " PP " + std::to_string(w.pp) : "") + " = " +
-         std::to_string(w.total_gpus) + " GPUs, " + fmt("$%.2f/hour", w.cost_per_hour) +
-         fmt(", $%.4f per 1M tokens", w.usd_per_million_tokens) + "\n";
-  out += "  " + vllm_command() + "\n";
-  if (w.replicas > 1) {
-    out += "  (one such server per replica, " + std::to_string(w.replicas) +
-           " replicas behind a load balancer)\n";
-  }
-  return out;
 }
 
 }  // namespace servesim

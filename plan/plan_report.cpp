@@ -1,0 +1,258 @@
+#include "plan/plan_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <utility>
+
+#include "plan/plan_text.h"
+#include "sim/core/csv_line.h"
+
+namespace servesim {
+namespace {
+
+nlohmann::json number(double x) {
+  return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
+}
+
+nlohmann::json latency_json(const MetricsSummary& m) {
+  nlohmann::json j;
+  for (const auto& [name, s] : {std::pair<const char*, const LatencyStats*>{"ttft", &m.ttft},
+                                {"tpot", &m.tpot},
+                                {"itl", &m.itl},
+                                {"e2e", &m.e2e}}) {
+    j[name] = {{"p50_ms", number(s->p50_s * 1e3)}, {"p99_ms", number(s->p99_s * 1e3)}};
+  }
+  return j;
+}
+
+// Milliseconds of `seconds` in `format`; "-" when nothing was measured.
+std::string ms(double seconds, const char* format) {
+  return std::isnan(seconds) ? std::string("-") : format_number(format, seconds * 1e3);
+}
+
+nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
+  nlohmann::json row = {{"rank", rank},
+                        {"gpu", c.gpu},
+                        {"tp", c.tp},
+                        {"pp", c.pp},
+                        {"max_num_seqs", c.max_num_seqs},
+                        {"status", candidate_status_name(c.status)},
+                        {"limit", c.limit},
+                        {"reason", c.reason},
+                        {"evaluations", c.evaluations}};
+  const bool sized =
+      c.status == CandidateStatus::kFeasible || c.status == CandidateStatus::kOverLimits;
+  if (sized && c.sustained > 0) {
+    row["sustained_per_replica"] = c.sustained;
+    row["capacity_req_per_s"] = c.capacity;
+    row["replicas"] = c.replicas;
+    row["gpus"] = c.total_gpus;
+    row["usd_per_hour"] = c.cost_per_hour;
+    row["usd_per_million_tokens"] = c.usd_per_million_tokens;
+    row["headroom"] = c.headroom;
+    row["verified"] = c.verified;
+    row["predicted"] = latency_json(c.predicted);
+  }
+  if (!c.suggestion.empty()) row["suggestion"] = c.suggestion;
+  return row;
+}
+
+nlohmann::json pareto_json(const PlanReport& report) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const ParetoPoint& p : report.pareto) {
+    const PlanCandidate& c = report.candidates[p.candidate];
+    rows.push_back({{"rank", p.candidate + 1},
+                    {"gpu", c.gpu},
+                    {"tp", c.tp},
+                    {"pp", c.pp},
+                    {"max_num_seqs", c.max_num_seqs},
+                    {"load", p.load},
+                    {"tokens_per_s_per_user", p.tokens_per_s_per_user},
+                    {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu}});
+  }
+  return rows;
+}
+
+// The plan's target and SLOs, and what it took to make.
+std::string table_header(const PlanReport& r) {
+  std::string out = "plan: " + r.model + " (" + r.scenario + "), target " +
+                    load_text(r.load, r.target_load) + ", SLO";
+  for (const SloTarget& s : r.slos) {
+    out += " " + s.name() + format_number("<=%.0fms", s.limit_s * 1e3);
+  }
+  out += "\n  " + std::to_string(r.enumerated) + " candidates, " + std::to_string(r.simulated) +
+         " probed, " + std::to_string(r.searched) + " searched (" + std::to_string(r.simulations) +
+         " simulations of " + std::to_string(r.requests) + " requests)\n\n";
+  return out;
+}
+
+// Nothing is feasible: the closest candidates (at least one) and what each would need.
+std::string closest_text(const PlanReport& r, size_t rows) {
+  std::string out = "No candidate meets the SLOs within the limits. Closest candidates:\n";
+  size_t shown = 0;
+  for (const PlanCandidate& c : r.candidates) {
+    if (shown == std::max<size_t>(rows, 1)) break;
+    ++shown;
+    out += "  " + c.gpu + " TP" + std::to_string(c.tp) + " PP" + std::to_string(c.pp) +
+           " max_num_seqs " + std::to_string(c.max_num_seqs) + ": " + c.reason + "\n";
+    if (!c.suggestion.empty()) out += "      would need: " + c.suggestion + "\n";
+  }
+  return out;
+}
+
+// The first `rows` feasible candidates as a fixed-width table, with its heading.
+std::string ranked_rows(const PlanReport& r, size_t rows) {
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "%4s  %-14s %3s %3s %5s %4s %5s %9s %8s %9s %9s %8s %8s %8s  %s\n", "rank", "gpu",
+                "tp", "pp", "seqs", "rep", "gpus", "$/hour", "$/Mtok", "TTFT50ms", "TTFT99ms",
+                "TPOT50ms", "TPOT99ms", "headroom", "limit");
+  std::string out = line;
+  size_t shown = 0;
+  for (size_t k = 0; k < r.candidates.size() && shown < rows; ++k) {
+    const PlanCandidate& c = r.candidates[k];
+    if (c.status != CandidateStatus::kFeasible) break;
+    ++shown;
+    const MetricsSummary& m = c.predicted;
+    std::snprintf(line, sizeof line,
+                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s\n",
+                  k + 1, c.gpu.c_str(), c.tp, c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
+                  c.cost_per_hour, c.usd_per_million_tokens, ms(m.ttft.p50_s, "%.1f").c_str(),
+                  ms(m.ttft.p99_s, "%.1f").c_str(), ms(m.tpot.p50_s, "%.2f").c_str(),
+                  ms(m.tpot.p99_s, "%.2f").c_str(), c.headroom * 100, c.limit.c_str(),
+                  c.verified ? "" : " (not verified)");
+    out += line;
+  }
+  return out;
+}
+
+// The winner's deployment, cost and `vllm serve` line.
+std::string winner_text(const PlanReport& r) {
+  const PlanCandidate& w = r.candidates.front();
+  std::string out =
+      "\nwinner: " + std::to_string(w.replicas) + " x " + w.gpu + " replica(s) of TP " +
+      std::to_string(w.tp) + (w.pp > 1 ? " PP " + std::to_string(w.pp) : "") + " = " +
+      std::to_string(w.total_gpus) + " GPUs, " + format_number("$%.2f/hour", w.cost_per_hour) +
+      format_number(", $%.4f per 1M tokens", w.usd_per_million_tokens) + "\n";
+  out += "  " + r.vllm_command() + "\n";
+  if (w.replicas > 1) {
+    out += "  (one such server per replica, " + std::to_string(w.replicas) +
+           " replicas behind a load balancer)\n";
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string_view candidate_status_name(CandidateStatus status) {
+  switch (status) {
+    case CandidateStatus::kFeasible:
+      return "feasible";
+    case CandidateStatus::kDominated:
+      return "not searched";
+    case CandidateStatus::kOverLimits:
+      return "over limits";
+    case CandidateStatus::kSloUnreachable:
+      return "misses SLO";
+    case CandidateStatus::kDoesNotFit:
+      return "does not fit";
+    case CandidateStatus::kInvalid:
+      break;
+  }
+  return "invalid";
+}
+
+std::string PlanReport::vllm_command() const {
+  if (!feasible()) return "";
+  const PlanCandidate& c = candidates.front();
+  const EngineConfig& e = c.engine;
+  std::string cmd = "vllm serve " + (model_repo.empty() ? model : model_repo);
+  cmd += " --tensor-parallel-size " + std::to_string(c.tp);
+  if (c.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(c.pp);
+  cmd += " --max-num-seqs " + std::to_string(e.max_num_seqs);
+  cmd += " --max-num-batched-tokens " + std::to_string(e.max_num_batched_tokens);
+  cmd += format_number(" --gpu-memory-utilization %g", e.gpu_memory_utilization);
+  cmd += " --max-model-len " + std::to_string(e.max_model_len);
+  cmd += e.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
+  if (!e.enable_chunked_prefill) cmd += " --no-enable-chunked-prefill";
+  if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
+  if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
+  return cmd;
+}
+
+nlohmann::json PlanReport::to_json() const {
+  nlohmann::json j;
+  j["model"] = model;
+  j["scenario"] = scenario;
+  j["target"] = {{load == PlanLoad::kQps ? "qps" : "concurrency", target_load}};
+  nlohmann::json slo = nlohmann::json::object();
+  for (const SloTarget& s : slos) slo[s.name() + "_ms"] = s.limit_s * 1e3;
+  j["slo"] = slo;
+  j["max_error_rate"] = max_error_rate;
+  j["requests_per_evaluation"] = requests;
+  j["candidates_enumerated"] = enumerated;
+  j["candidates_probed"] = simulated;
+  j["candidates_searched"] = searched;
+  j["simulations"] = simulations;
+  j["feasible"] = feasible();
+  if (feasible()) {
+    j["vllm_command"] = vllm_command();
+    j["replicas"] = candidates.front().replicas;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (size_t r = 0; r < candidates.size(); ++r)
+    rows.push_back(candidate_json(candidates[r], r + 1));
+  j["candidates"] = rows;
+  j["pareto"] = pareto_json(*this);
+  return j;
+}
+
+std::string PlanReport::to_csv() const {
+  std::string out =
+      "rank,gpu,tp,pp,max_num_seqs,status,replicas,gpus,usd_per_hour,usd_per_million_tokens,"
+      "sustained_per_replica,headroom,verified,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,"
+      "itl_p99_ms,e2e_p99_ms,limit,reason\n";
+  for (size_t r = 0; r < candidates.size(); ++r) {
+    const PlanCandidate& c = candidates[r];
+    const bool sized = c.sustained > 0;
+    const MetricsSummary& m = c.predicted;
+    out += std::to_string(r + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) + "," +
+           std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," +
+           std::string(candidate_status_name(c.status)) + ",";
+    if (sized) {
+      out += std::to_string(c.replicas) + "," + std::to_string(c.total_gpus) + "," +
+             format_number("%.2f", c.cost_per_hour) + "," +
+             format_number("%.4f", c.usd_per_million_tokens) + "," +
+             format_number("%.4g", c.sustained) + "," + format_number("%.3f", c.headroom) + "," +
+             (c.verified ? "yes" : "no") + "," + ms(m.ttft.p50_s, "%.1f") + "," +
+             ms(m.ttft.p99_s, "%.1f") + "," + ms(m.tpot.p50_s, "%.2f") + "," +
+             ms(m.tpot.p99_s, "%.2f") + "," + ms(m.itl.p99_s, "%.2f") + "," +
+             ms(m.e2e.p99_s, "%.0f") + ",";
+    } else {
+      out += ",,,,,,,,,,,,,";
+    }
+    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "\n";
+  }
+  return out;
+}
+
+std::string PlanReport::pareto_csv() const {
+  std::string out = "rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,tokens_per_s_per_gpu\n";
+  for (const ParetoPoint& p : pareto) {
+    const PlanCandidate& c = candidates[p.candidate];
+    out += std::to_string(p.candidate + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) +
+           "," + std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," + p.load + "," +
+           format_number("%.2f", p.tokens_per_s_per_user) + "," +
+           format_number("%.2f", p.tokens_per_s_per_gpu) + "\n";
+  }
+  return out;
+}
+
+std::string PlanReport::to_table(size_t rows) const {
+  const std::string header = table_header(*this);
+  if (!feasible()) return header + closest_text(*this, rows);
+  return header + ranked_rows(*this, rows) + winner_text(*this);
+}
+
+}  // namespace servesim

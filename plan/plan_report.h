@@ -1,0 +1,108 @@
+// PlanReport: what plan() returns — every candidate it enumerated, ranked, with what the
+// search found and what serving the target takes, the Pareto frontier, and its renderings
+// (phase 6 of plan(), plan/planner.h): the ranked table, JSON, CSV, the frontier's CSV and the
+// winner's `vllm serve` line.
+// Ownership: plain values; a ParetoPoint refers to a candidate by its rank.
+// Thread-safety: none needed; the renderings are const and read only the report.
+// Invariants: candidates are in rank order (feasible first, verified before unverified);
+// every ParetoPoint::candidate < candidates.size(); pareto is by tokens/s per user ascending.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/engine_config.h"
+#include "plan/slo_check.h"
+#include "sim/metrics/metrics.h"
+
+namespace servesim {
+
+enum class PlanLoad { kQps, kConcurrency };
+
+enum class CandidateStatus {
+  kFeasible,        // meets the SLOs within the limits
+  kDominated,       // not searched: its cost bound exceeds the K-th cheapest feasible
+  kOverLimits,      // meets the SLOs, but needs more GPUs or money than allowed
+  kSloUnreachable,  // misses an SLO even at the lowest load searched
+  kDoesNotFit,      // pruned by MemoryPlan
+  kInvalid,         // parallelism or flags the engine rejects
+};
+
+struct PlanCandidate {
+  // What it is.
+  std::string gpu;
+  int tp = 1;
+  int pp = 1;
+  int max_num_seqs = 0;  // sequences; resolved (vLLM's default filled in)
+  EngineConfig engine;   // resolved flags, for the vllm serve line
+  int gpus_per_replica = 1;
+  double price_per_gpu_hour = 0;  // dollars
+  int64_t kv_cache_tokens = 0;    // per replica
+
+  // What the search found. This and the next block are what the search steps write; a step
+  // run across processes sends them to every rank (outcome_fields() in
+  // plan/planner.cpp lists them: a field added here must be added there).
+  CandidateStatus status = CandidateStatus::kInvalid;
+  std::string reason;    // pruned/failed: why; else what limits the load
+  std::string limit;     // "KV capacity", "compute", "bandwidth", "SLO ttft:p99", "memory", ...
+  double capacity = 0;   // saturation probe: requests/s of one replica
+  double sustained = 0;  // per replica: requests/s or clients
+  int evaluations = 0;   // simulations run for this candidate
+  MetricsSummary at_sustained;  // one replica at the sustained load
+
+  // What it takes to serve the target.
+  int replicas = 0;
+  int total_gpus = 0;
+  double cost_per_hour = 0;           // dollars
+  double usd_per_million_tokens = 0;  // dollars; input + output, at the target load
+  double headroom = 0;                // fraction: replicas x sustained / target - 1
+  bool verified = false;              // a full-cluster simulation met the SLOs
+  bool verify_failed = false;         // verified but missed an SLO even with extra replicas
+  MetricsSummary predicted;           // cluster at the target if verified, else at_sustained
+  std::string suggestion;             // infeasible: what would have to change
+  double gap = 0;                     // infeasible: how far off, as a ratio (1 = just)
+};
+
+struct ParetoPoint {
+  size_t candidate = 0;              // index into PlanReport::candidates
+  std::string load;                  // "slo" (at the sustained load) or "saturation"
+  double tokens_per_s_per_user = 0;  // output tokens/s: 1 / mean TPOT
+  double tokens_per_s_per_gpu = 0;   // output tokens/s of one replica / its GPUs
+};
+
+struct PlanReport {
+  std::string model;
+  std::string model_repo;  // Hugging Face repo for `vllm serve`; may be empty
+  std::string scenario;
+  PlanLoad load = PlanLoad::kQps;
+  double target_load = 0;  // requests/s, or concurrent clients
+  std::vector<SloTarget> slos;
+  double max_error_rate = 0;  // fraction of requests
+  uint64_t requests = 0;      // requests per single-replica evaluation
+  size_t enumerated = 0;      // candidates before pruning
+  size_t simulated = 0;       // candidates that fit and got a saturation probe
+  size_t searched = 0;        // of those, candidates whose sustained load was searched
+  uint64_t simulations = 0;
+  // Ranked: feasible (verified first), then the rest by how close they came.
+  std::vector<PlanCandidate> candidates;
+  std::vector<ParetoPoint> pareto;  // the frontier, by tokens/s per user ascending
+
+  bool feasible() const {
+    return !candidates.empty() && candidates.front().status == CandidateStatus::kFeasible;
+  }
+  // `vllm serve ...` for candidates.front(); empty when nothing is feasible.
+  std::string vllm_command() const;
+
+  nlohmann::json to_json() const;
+  std::string to_csv() const;  // one line per candidate, in rank order
+  std::string pareto_csv() const;
+  std::string to_table(size_t rows) const;  // ranked table, winner and its command, or why not
+};
+
+std::string_view candidate_status_name(CandidateStatus status);
+
+}  // namespace servesim
