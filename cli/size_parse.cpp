@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/config_error.h"
+#include "models/name_match.h"
 
 namespace servesim {
 
@@ -16,8 +17,7 @@ int64_t parse_size_bytes(const std::string& text, const std::string& flag) {
   } catch (const std::exception&) {
     throw ConfigError(flag + ": expected a size such as 8GiB or 512MiB, got '" + text + "'");
   }
-  std::string unit = text.substr(pos);
-  for (char& c : unit) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string unit = lower(text.substr(pos));
   double scale;
   if (unit.empty() || unit == "b") {
     scale = 1;

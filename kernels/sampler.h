@@ -9,6 +9,8 @@
 #include <span>
 #include <vector>
 
+#include "base/xoshiro256.h"
+
 namespace servesim {
 
 struct SamplingParams {
@@ -17,17 +19,16 @@ struct SamplingParams {
   uint64_t seed = 0;         // the generator's seed
 };
 
-// xoshiro256** (Blackman and Vigna): small, fast, and its output is identical on every
-// platform, unlike the distributions of <random>.
+// The sampler's draws: base/xoshiro256.h's stream, as floats.
 class SamplingRng {
  public:
-  explicit SamplingRng(uint64_t seed);
-  uint64_t next();
+  explicit SamplingRng(uint64_t seed) : bits_(seed) {}
+  uint64_t next() { return bits_.next(); }
   // Uniform in [0, 1) with 24 bits, the resolution of a float.
   float uniform() { return static_cast<float>(next() >> 40) * 0x1.0p-24f; }
 
  private:
-  uint64_t s_[4];
+  Xoshiro256 bits_;
 };
 
 class Sampler {

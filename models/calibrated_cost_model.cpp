@@ -54,6 +54,7 @@ std::string CalibratedCostModel::out_of_range(const BatchShape& s) const {
 }
 
 StepTime CalibratedCostModel::predict(const BatchShape& shape) const {
+  StepTime t;
   if (const std::string why = out_of_range(shape); !why.empty()) {
     if (!options_.extrapolate) {
       throw ConfigError("cost_model: a step with " + why +
@@ -61,9 +62,8 @@ StepTime CalibratedCostModel::predict(const BatchShape& shape) const {
                         "profile` with larger --max-tokens/--max-seqs/--max-context, or set "
                         "cost_model.extrapolate=true");
     }
-    extrapolated_steps_.fetch_add(1, std::memory_order_relaxed);
+    t.extrapolated = true;
   }
-  StepTime t;
   for (size_t i = 0; i < kNumOps; ++i) {
     const auto& c = profile_.coefficients[i];
     if (c.empty()) continue;

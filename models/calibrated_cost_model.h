@@ -7,15 +7,13 @@
 //
 // A profile covers what it measured: a step far beyond its range (more than
 // kProfileRangeSlack times its largest tokens, sequences or context) throws ConfigError
-// unless the model was built with extrapolate = true, in which case such steps are counted
-// (extrapolated_steps()) so the caller can say so.
+// unless the model was built with extrapolate = true, in which case such steps come back
+// with StepTime::extrapolated set, for the caller to count and report.
 //
 // predict() is O(1) in the step's sequences (a binary search in each GEMM's row table) and
-// allocates nothing; immutable after construction except for the
-// extrapolation counter, which is atomic: safe to call from several threads.
+// allocates nothing; immutable after construction: safe to call from several threads.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -53,7 +51,6 @@ class CalibratedCostModel : public CostModel {
 
   const CalibrationProfile& profile() const { return profile_; }
   bool transferred() const { return transferred_; }
-  int64_t extrapolated_steps() const { return extrapolated_steps_.load(std::memory_order_relaxed); }
 
  private:
   // Empty when the shape is inside the range; else what exceeds it.
@@ -63,7 +60,6 @@ class CalibratedCostModel : public CostModel {
   CostFeatures features_;
   CalibratedOptions options_;
   bool transferred_ = false;
-  mutable std::atomic<int64_t> extrapolated_steps_{0};
 };
 
 }  // namespace servesim

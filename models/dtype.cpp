@@ -1,9 +1,7 @@
 #include "models/dtype.h"
 
-#include <algorithm>
-#include <cctype>
-
 #include "models/config_error.h"
+#include "models/name_match.h"
 
 namespace servesim {
 
@@ -48,9 +46,7 @@ std::string_view dtype_name(DType dtype) {
 }
 
 DType parse_dtype(std::string_view name, std::string_view field) {
-  std::string lower(name);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string lower = servesim::lower(name);
   if (lower == "fp32" || lower == "float32" || lower == "float") return DType::kFp32;
   if (lower == "bf16" || lower == "bfloat16") return DType::kBf16;
   if (lower == "fp16" || lower == "float16" || lower == "half") return DType::kFp16;

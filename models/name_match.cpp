@@ -4,16 +4,12 @@
 #include <cctype>
 
 namespace servesim {
-namespace {
-
 std::string lower(std::string_view s) {
   std::string out(s);
   std::transform(out.begin(), out.end(), out.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return out;
 }
-
-}  // namespace
 
 int edit_distance(std::string_view a_in, std::string_view b_in) {
   const std::string a = lower(a_in);

@@ -1,5 +1,5 @@
-// Helpers that turn a misspelt name into a useful suggestion ("did you mean ...").
-// Stateless; thread-safe.
+// Helpers for the names users type: case folding, and turning a misspelt name into a useful
+// suggestion ("did you mean ..."). Stateless; thread-safe.
 #pragma once
 
 #include <string>
@@ -7,6 +7,9 @@
 #include <vector>
 
 namespace servesim {
+
+// `s` in ASCII lower case (names and units are ASCII; other bytes are kept).
+std::string lower(std::string_view s);
 
 // Case-insensitive Levenshtein distance.
 int edit_distance(std::string_view a, std::string_view b);

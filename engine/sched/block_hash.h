@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "base/mix64.h"
+
 namespace servesim {
 
 struct BlockHash {
@@ -17,16 +19,6 @@ struct BlockHash {
   uint64_t hi = 0;
   friend bool operator==(const BlockHash&, const BlockHash&) = default;
 };
-
-// splitmix64's finaliser: a bijection on 64-bit values with full avalanche.
-inline constexpr uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 
 // The parent of block 0 for a given salt (scheduler hash_salt combined with the request's
 // cache_salt). Distinct salts give distinct roots (each lane is a bijection of the salt).

@@ -343,7 +343,9 @@ void Scheduler::update(const SchedulerOutput& output, const StepResult& result) 
     seq.num_computed_tokens += e.num_new_tokens;
     if (!e.samples) continue;
     seq.tokens.push_back(token);
-    // vLLM check_stop order: length limits first, then stop tokens.
+    // The order of vLLM V1's check_stop (vllm/v1/core/sched/utils.py) in its v0.8-v0.10
+    // releases: length limits first, then stop tokens. Later vLLM checks stop tokens first;
+    // the two differ only in the finish reason of a stop token that lands on the length limit.
     FinishReason reason = FinishReason::kNone;
     if (seq.num_tokens() >= max_len || seq.num_output_tokens() >= seq.max_output_tokens) {
       reason = FinishReason::kLength;

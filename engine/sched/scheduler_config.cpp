@@ -1,20 +1,12 @@
 #include "engine/sched/scheduler_config.h"
 
-#include <algorithm>
-#include <cctype>
 #include <string>
 
 #include "models/config_error.h"
+#include "models/name_match.h"
 
 namespace servesim {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 [[noreturn]] void fail(const std::string& message) {
   throw ConfigError(message);

@@ -3,24 +3,12 @@
 #include <bit>
 #include <cstdio>
 
+#include "base/mix64.h"
+
 namespace servesim {
 
-namespace {
-
-// splitmix64's finaliser: a bijective 64-bit mix with full avalanche.
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
-
-}  // namespace
-
 void Fingerprint::add_value(uint64_t value) {
-  hash_ = mix64(hash_ ^ mix64(value + 0x9e3779b97f4a7c15ULL));
+  hash_ = mix64(hash_ ^ mix64(value + kGoldenGamma));
 }
 
 void Fingerprint::add(const Event& event) {

@@ -4,44 +4,14 @@
 
 namespace servesim {
 
-namespace {
-
-uint64_t splitmix64(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-uint64_t rotl(uint64_t x, int k) {
-  return (x << k) | (x >> (64 - k));
-}
-
-}  // namespace
-
-Rng::Rng(uint64_t seed) : seed_(seed) {
-  uint64_t state = seed;
-  for (uint64_t& word : s_) word = splitmix64(state);
-}
+Rng::Rng(uint64_t seed) : seed_(seed), bits_(seed) {}
 
 Rng Rng::fork(uint64_t stream) const {
   // Two splitmix rounds over (seed, stream) decorrelate neighbouring streams and seeds.
   uint64_t state = seed_ ^ 0x6a09e667f3bcc909ULL;
-  const uint64_t a = splitmix64(state);
+  const uint64_t a = splitmix64_next(state);
   state = a ^ (stream * 0xd1342543de82ef95ULL + 0x3c6ef372fe94f82bULL);
-  return Rng(splitmix64(state));
-}
-
-uint64_t Rng::next_u64() {
-  const uint64_t result = rotl(s_[1] * 5, 7) * 9;
-  const uint64_t t = s_[1] << 17;
-  s_[2] ^= s_[0];
-  s_[3] ^= s_[1];
-  s_[1] ^= s_[2];
-  s_[0] ^= s_[3];
-  s_[2] ^= t;
-  s_[3] = rotl(s_[3], 45);
-  return result;
+  return Rng(splitmix64_next(state));
 }
 
 double Rng::uniform() {

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "base/xoshiro256.h"
+
 namespace servesim {
 
 class Rng {
@@ -23,7 +25,7 @@ class Rng {
   uint64_t seed() const { return seed_; }
   Rng fork(uint64_t stream) const;
 
-  uint64_t next_u64();
+  uint64_t next_u64() { return bits_.next(); }
   // Uniform in [0, 1), 53 random bits.
   double uniform();
   // Uniform integer in [lo, hi], inclusive, without modulo bias. REQUIRES: lo <= hi.
@@ -40,7 +42,7 @@ class Rng {
 
  private:
   uint64_t seed_;
-  uint64_t s_[4];
+  Xoshiro256 bits_;
   double spare_normal_ = 0.0;
   bool has_spare_normal_ = false;
 };

@@ -66,6 +66,7 @@ std::optional<double> Replica::begin_step(double now_s) {
   const double duration_s = executor_.step_time_s(out);
   for (size_t op = 0; op < kNumOps; ++op) op_totals_.op_s[op] += executor_.last_step().op_s[op];
   op_totals_.total_s += duration_s;
+  if (executor_.last_step().extrapolated) ++extrapolated_steps_;
   return duration_s;
 }
 

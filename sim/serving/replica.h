@@ -75,6 +75,8 @@ class Replica {
   int64_t steps() const { return steps_; }
   double busy_s() const { return busy_s_; }  // seconds spent in steps
   const StepTime& op_totals() const { return op_totals_; }
+  // Steps the cost model priced beyond its measured range (StepTime::extrapolated).
+  int64_t extrapolated_steps() const { return extrapolated_steps_; }
 
  private:
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
@@ -92,6 +94,7 @@ class Replica {
   int64_t steps_ = 0;
   double busy_s_ = 0;
   StepTime op_totals_;
+  int64_t extrapolated_steps_ = 0;
 };
 
 }  // namespace servesim

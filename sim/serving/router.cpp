@@ -1,10 +1,11 @@
 #include "sim/serving/router.h"
 
 #include <algorithm>
-#include <cctype>
 #include <string>
 
+#include "base/mix64.h"
 #include "models/config_error.h"
+#include "models/name_match.h"
 
 namespace servesim {
 namespace {
@@ -23,19 +24,15 @@ constexpr PolicyName kPolicies[] = {
     {RouterPolicy::kPrefixAffinity, "prefix_affinity"},
 };
 
-// A fixed 64-bit mix (splitmix64's finaliser): affinity must not depend on std::hash.
+// A fixed 64-bit mix: affinity must not depend on std::hash.
 uint64_t mix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
+  return mix64(x + kGoldenGamma);
 }
 
 }  // namespace
 
 RouterPolicy parse_router_policy(std::string_view name, std::string_view field) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string lower = servesim::lower(name);
   std::replace(lower.begin(), lower.end(), '-', '_');
   std::string names;
   for (const PolicyName& p : kPolicies) {

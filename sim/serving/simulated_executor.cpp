@@ -54,6 +54,7 @@ double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
     for (size_t op = 0; op < kNumOps; ++op) {
       if (op != overhead) last_.op_s[op] += t.op_s[op];
     }
+    last_.extrapolated = last_.extrapolated || t.extrapolated;
   }
   last_.op_s[overhead] = step_overhead_s;
   last_.total_s = end_s + step_overhead_s;

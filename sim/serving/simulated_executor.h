@@ -14,7 +14,7 @@
 
 #include <vector>
 
-#include "engine/sched/scheduler.h"
+#include "engine/sched/scheduler_output.h"
 #include "models/batch_shape.h"
 #include "models/cost_model.h"
 

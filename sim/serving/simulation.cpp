@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "models/config_error.h"
+#include "models/cost_model_factory.h"
 #include "sim/core/event_loop.h"
 #include "sim/metrics/stepwise_metrics.h"
 #include "sim/serving/replica.h"
@@ -41,8 +42,6 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   }
 
   SimulationResult run() {
-    const auto* calibrated = dynamic_cast<const CalibratedCostModel*>(sim_.cost_model_.get());
-    const int64_t extrapolated_before = calibrated ? calibrated->extrapolated_steps() : 0;
     schedule_next_arrival();
     const double interval = sim_.config_.sample_interval_s;
     if (interval > 0) loop_.schedule(0.0, EventKind::kSample);
@@ -65,13 +64,12 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
       s.evicted_blocks = st.num_evicted_blocks;
       s.op_totals = replica->op_totals();
       result.replicas.push_back(s);
+      result.extrapolated_steps += replica->extrapolated_steps();
     }
     result.fingerprint = loop_.fingerprint().hex();
     result.events = loop_.events_executed();
     result.simulated_s = loop_.now_s();
     result.stopped = reason == StopReason::kStopped;
-    if (calibrated)
-      result.extrapolated_steps = calibrated->extrapolated_steps() - extrapolated_before;
     return result;
   }
 
@@ -195,22 +193,28 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   uint64_t done_ = 0;
 };
 
+SchedulerConfig scheduler_config_for(const SimulationConfig& config, const MemoryPlan& plan) {
+  const EngineConfig& e = plan.engine;
+  SchedulerConfig sc;
+  sc.max_num_seqs = e.max_num_seqs;
+  sc.max_num_batched_tokens = e.max_num_batched_tokens;
+  sc.max_model_len = e.max_model_len;
+  sc.block_size = e.block_size;
+  sc.num_gpu_blocks = plan.num_gpu_blocks;
+  sc.enable_chunked_prefill = e.enable_chunked_prefill;
+  sc.enable_prefix_caching = e.enable_prefix_caching;
+  sc.long_prefill_token_threshold = config.long_prefill_token_threshold;
+  sc.policy = config.batching;
+  sc.queue_order = config.queue_order;
+  sc.static_batch_size = config.static_batch_size;
+  sc.hash_salt = config.seed;
+  sc.validate();
+  return sc;
+}
+
 Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   plan_ = MemoryPlan::compute(config_.model, config_.gpu, config_.parallel, config_.engine);
-  const EngineConfig& e = plan_.engine;
-  scheduler_config_.max_num_seqs = e.max_num_seqs;
-  scheduler_config_.max_num_batched_tokens = e.max_num_batched_tokens;
-  scheduler_config_.max_model_len = e.max_model_len;
-  scheduler_config_.block_size = e.block_size;
-  scheduler_config_.num_gpu_blocks = plan_.num_gpu_blocks;
-  scheduler_config_.enable_chunked_prefill = e.enable_chunked_prefill;
-  scheduler_config_.enable_prefix_caching = e.enable_prefix_caching;
-  scheduler_config_.long_prefill_token_threshold = config_.long_prefill_token_threshold;
-  scheduler_config_.policy = config_.batching;
-  scheduler_config_.queue_order = config_.queue_order;
-  scheduler_config_.static_batch_size = config_.static_batch_size;
-  scheduler_config_.hash_salt = config_.seed;
-  scheduler_config_.validate();
+  scheduler_config_ = scheduler_config_for(config_, plan_);
   if (!(config_.static_batch_timeout_s >= 0)) {
     throw ConfigError("engine.static_batch_timeout_s must be >= 0");
   }
@@ -220,13 +224,8 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   if (config_.metrics.price_per_gpu_hour == 0) {
     config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
   }
-  if (config_.profile) {
-    cost_model_ = std::make_unique<CalibratedCostModel>(*config_.profile, config_.model,
-                                                        config_.parallel, config_.calibrated);
-  } else {
-    cost_model_ = std::make_unique<RooflineCostModel>(config_.model, config_.gpu, config_.parallel,
-                                                      plan_.engine, config_.roofline);
-  }
+  const CostModelChoice choice{config_.profile.get(), config_.calibrated, config_.roofline};
+  cost_model_ = make_cost_model(choice, config_.model, config_.gpu, config_.parallel, plan_.engine);
 }
 
 Simulation::~Simulation() = default;

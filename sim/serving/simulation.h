@@ -71,6 +71,12 @@ struct SimulationResult {
   int64_t extrapolated_steps = 0;
 };
 
+// The scheduler settings a deployment runs with: vLLM's flags as the memory plan resolved
+// them (KV blocks included) plus the scenario's batching policy. One function, so the
+// simulator and the real-time engine server schedule alike. Throws ConfigError on invalid
+// settings.
+SchedulerConfig scheduler_config_for(const SimulationConfig& config, const MemoryPlan& plan);
+
 class Simulation {
  public:
   // Throws ConfigError when the deployment does not fit or a setting is invalid.

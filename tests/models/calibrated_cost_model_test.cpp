@@ -178,13 +178,14 @@ TEST(CalibratedCostModel, RefusesShapesFarBeyondTheProfileUnlessExtrapolating) {
               ThrowsMessage<ConfigError>(HasSubstr("2048 tokens in a step (profiled up to 512)")));
   EXPECT_THAT([&] { strict.predict(too_long); },
               ThrowsMessage<ConfigError>(HasSubstr("cost_model.extrapolate=true")));
-  EXPECT_EQ(strict.extrapolated_steps(), 0);
+  EXPECT_FALSE(strict.predict(inside).extrapolated);
 
   const CalibratedCostModel loose(p, m, {}, {.extrapolate = true});
   EXPECT_GT(loose.predict(too_many_tokens).total_s, loose.predict(inside).total_s);
-  loose.predict(too_long);
-  loose.predict(inside);
-  EXPECT_EQ(loose.extrapolated_steps(), 2);
+  // Each step says whether it lay beyond the profile; the model itself keeps no count.
+  EXPECT_TRUE(loose.predict(too_many_tokens).extrapolated);
+  EXPECT_TRUE(loose.predict(too_long).extrapolated);
+  EXPECT_FALSE(loose.predict(inside).extrapolated);
 }
 
 TEST(CalibratedCostModel, AnotherModelNeedsTransfer) {

@@ -1,4 +1,4 @@
-#include "models/cost_model.h"
+#include "models/op.h"
 
 namespace servesim {
 

@@ -1,0 +1,70 @@
+// What one scheduling step hands the executors and what they hand back: the data seam between
+// the Scheduler and whatever runs the step (the engine's Runner, the simulator's
+// SimulatedExecutor, cost-model batch shapes), plus the scheduler's running statistics.
+// Executors need only this header, not the scheduler's internals.
+//
+// Plain values. A ScheduledSequence's block_table points into the scheduler's KV-cache
+// manager and is valid until the next Scheduler::schedule().
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace servesim {
+
+struct ScheduledSequence {
+  uint64_t request_id = 0;
+  int num_new_tokens = 0;       // tokens computed this step
+  int num_computed_tokens = 0;  // context already in the KV cache before this step
+  int num_prompt_tokens = 0;
+  // The step computes already-known tokens: the prompt, or after a preemption the prompt and
+  // earlier outputs (recompute). Always true in the step that admits the sequence (even when a
+  // prefix hit leaves a single token); false for a plain one-token decode.
+  bool is_prefill = false;
+  // Produces a token this step: the step reaches the last known token.
+  bool samples = false;
+  int num_cached_tokens_hit = 0;  // prefix-cache hit applied at admission this step, else 0
+  // The sequence's block table (logical block -> physical block), covering at least
+  // num_computed_tokens + num_new_tokens tokens. Valid until the next schedule().
+  std::span<const int32_t> block_table;
+};
+
+struct SchedulerOutput {
+  std::vector<ScheduledSequence> sequences;  // running first, then newly admitted
+  std::vector<uint64_t> preempted_ids;       // preempted this step (back in the queue)
+  int total_num_tokens = 0;                  // sum of num_new_tokens
+  int num_prefill_sequences = 0;             // entries with is_prefill
+  int num_decode_sequences = 0;              // entries without is_prefill
+  uint64_t step = 0;                         // 1 for the first schedule()
+  bool empty() const { return sequences.empty(); }
+};
+
+struct StepResult {
+  // One per entry of SchedulerOutput::sequences with samples == true, in that order.
+  std::vector<int32_t> sampled_token_ids;
+};
+
+struct SchedulerStats {
+  int num_running = 0;
+  int num_waiting = 0;          // queued, including preempted requests and a static batch's rest
+  int64_t kv_blocks_used = 0;   // blocks referenced by sequences
+  int64_t kv_blocks_total = 0;  // usable blocks (num_gpu_blocks - 1: block 0 is reserved)
+  int64_t kv_blocks_cached_free = 0;  // free blocks still holding a prefix-cache entry
+  double kv_usage = 0;                // kv_blocks_used / kv_blocks_total (vLLM kv_cache_usage)
+  int64_t prefix_cache_queries_tokens = 0;  // prompt tokens looked up at first admissions
+  int64_t prefix_cache_hit_tokens = 0;      // of those, served from the cache
+  int64_t num_preemptions_total = 0;
+  int64_t num_steps = 0;     // schedule() calls
+  int64_t num_finished = 0;  // finished with kStop or kLength
+  int64_t num_aborted = 0;
+  int64_t num_rejected = 0;
+  int64_t num_evicted_blocks = 0;  // cached blocks reused for other content
+  double prefix_cache_hit_rate() const {
+    return prefix_cache_queries_tokens > 0
+               ? static_cast<double>(prefix_cache_hit_tokens) / prefix_cache_queries_tokens
+               : 0.0;
+  }
+};
+
+}  // namespace servesim
