@@ -1,7 +1,7 @@
-// JobBook: the GUI thread's ledger of background jobs for a runner (SimulationRunner,
-// SweepRunner) — job ids, the stop flag each worker polls, its future, which job is current,
-// and whether the user cancelled it. Starting a job supersedes every one before it (asked to
-// stop; what it still delivers is stale), so only the newest job's results reach the views.
+// JobBook: the GUI thread's ledger of background jobs for a JobLauncher — job ids, the stop flag
+// each worker polls, its future, which job is current, and whether the user cancelled it. Starting
+// a job supersedes every one before it (asked to stop; what it still delivers is stale), so only
+// the newest job's results reach the views.
 //
 // Ownership: owns the futures and shares each stop flag with its worker. Thread-safety: GUI
 // thread only; workers touch nothing but their stop flag.

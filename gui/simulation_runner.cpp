@@ -1,85 +1,38 @@
 #include "gui/simulation_runner.h"
 
-#include <QElapsedTimer>
-#include <QMetaObject>
-#include <QtConcurrent/QtConcurrentRun>
-#include <algorithm>
-#include <exception>
+#include <utility>
 
 #include "gui/run_recorder.h"
-#include "models/config_error.h"
 
 namespace servesim::gui {
 
-SimulationRunner::SimulationRunner(QObject* parent) : QObject(parent) {
+SimulationRunner::SimulationRunner(QObject* parent) : JobLauncher(parent) {
   qRegisterMetaType<std::shared_ptr<const RunSnapshot>>();
 }
 
-SimulationRunner::~SimulationRunner() = default;
-
 uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
-  const JobBook::Ticket ticket = jobs_.open();
-  const uint64_t id = ticket.id;
-  const std::shared_ptr<std::atomic<bool>> stop = ticket.stop;
-  // The worker reaches this object only through queued calls, which Qt discards if the
-  // runner is gone; the destructor waits for the worker anyway.
-  QFuture<void> future = QtConcurrent::run([this, id, stop, config = std::move(config),
-                                            name = std::move(name)]() {
-    QElapsedTimer wall;
-    wall.start();
-    auto post_progress = [this, id](double fraction, double sim_time_s) {
-      QMetaObject::invokeMethod(
-          this, [this, id, fraction, sim_time_s] { on_progress(id, fraction, sim_time_s); },
-          Qt::QueuedConnection);
+  // The worker only builds the calls that emit; JobLauncher runs them on the GUI thread.
+  return launch([this, config = std::move(config), name = std::move(name)](const Context& job) {
+    auto post_progress = [this, &job](double fraction, double sim_time_s) {
+      job.post_progress([this, id = job.job(), fraction, sim_time_s] {
+        emit progress(id, fraction, sim_time_s);
+      });
     };
-    std::shared_ptr<const RunSnapshot> snapshot;
-    QString error;
-    try {
-      Simulation simulation(config);
-      RunRecorder recorder(stop, simulation.config().metrics, post_progress);
-      auto result = std::make_shared<RunSnapshot>();
-      result->job = id;
-      result->name = name;
-      result->result = simulation.run(recorder);
-      result->slo = simulation.config().metrics.slo;
-      result->plan = simulation.memory_plan();
-      result->timeline = recorder.timeline();
-      result->cdf = recorder.cdf();
-      result->wall_s = static_cast<double>(wall.nsecsElapsed()) * 1e-9;
-      snapshot = std::move(result);
-    } catch (const ConfigError& e) {
-      error = QString::fromStdString(e.what());
-    } catch (const std::exception& e) {
-      error = QStringLiteral("internal error: ") + QString::fromStdString(e.what());
-    }
-    QMetaObject::invokeMethod(
-        this, [this, id, snapshot, error] { on_done(id, snapshot, error); }, Qt::QueuedConnection);
+    Simulation simulation(config);
+    RunRecorder recorder(job.stop(), simulation.config().metrics, post_progress);
+    auto snapshot = std::make_shared<RunSnapshot>();
+    snapshot->job = job.job();
+    snapshot->name = name;
+    snapshot->result = simulation.run(recorder);
+    snapshot->slo = simulation.config().metrics.slo;
+    snapshot->plan = simulation.memory_plan();
+    snapshot->timeline = recorder.timeline();
+    snapshot->cdf = recorder.cdf();
+    snapshot->wall_s = job.elapsed_s();
+    return Delivery([this, result = std::shared_ptr<const RunSnapshot>(std::move(snapshot))] {
+      emit finished(result);
+    });
   });
-  jobs_.add(ticket, future);
-  emit started(id);
-  return id;
-}
-
-void SimulationRunner::cancel() {
-  jobs_.cancel();
-}
-
-void SimulationRunner::on_progress(uint64_t job, double fraction, double sim_time_s) {
-  if (!jobs_.is_running(job)) return;
-  emit progress(job, fraction, sim_time_s);
-}
-
-void SimulationRunner::on_done(uint64_t job, std::shared_ptr<const RunSnapshot> snapshot,
-                               const QString& error) {
-  const JobBook::Outcome outcome = jobs_.finish(job);
-  if (outcome == JobBook::Outcome::kStale) return;  // superseded: its results are stale
-  if (outcome == JobBook::Outcome::kCancelled) {
-    emit cancelled(job);
-  } else if (!snapshot) {
-    emit failed(job, error);
-  } else {
-    emit finished(snapshot);
-  }
 }
 
 }  // namespace servesim::gui

@@ -1,4 +1,5 @@
-// SimulationRunner: background runs, progress, cancel, superseded runs dropped, failures.
+// SimulationRunner, and through it JobLauncher's rules: background runs, progress, cancel,
+// superseded runs dropped, failures, shutdown.
 #include "gui/simulation_runner.h"
 
 #include <QElapsedTimer>

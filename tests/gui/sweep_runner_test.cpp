@@ -1,5 +1,5 @@
-// SweepRunner: a sweep in the background with progress per point, cancel, a superseded sweep
-// dropped, and a bad key reported as a failure.
+// SweepRunner (a JobLauncher): a sweep in the background with progress per point, cancel, a
+// superseded sweep dropped, and a bad key reported as a failure.
 #include "gui/sweep_runner.h"
 
 #include <QElapsedTimer>
