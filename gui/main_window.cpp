@@ -71,7 +71,7 @@ MainWindow::MainWindow(QWidget* parent)
       document_(new ScenarioDocument(this)),
       runner_(new SimulationRunner(this)),
       summary_model_(new SummaryModel(this)),
-      memory_model_(new MemoryPlanModel(this)),
+      memory_model_(new MemoryPlanModel(document_->catalog().gpus(), this)),
       timeline_model_(new TimelineModel(this)),
       latency_model_(new LatencyCdfModel(this)),
       sweep_runner_(new SweepRunner(this)),
@@ -79,7 +79,6 @@ MainWindow::MainWindow(QWidget* parent)
       compare_runner_(new SimulationRunner(this)),
       compare_model_(new CompareModel(this)) {
   setObjectName(QStringLiteral("servesim_main_window"));
-  gpu_catalog_ = document_->catalog().gpus();
 
   editor_ = new ScenarioEditor(document_, this);
   auto* dock = new QDockWidget(tr("Scenario"), this);
@@ -520,20 +519,7 @@ void MainWindow::on_document_changed() {
     edited_since_run_ = true;
     show_banner(banner_->text() + tr(" — the scenario has been edited since."), false);
   }
-  if (!scenario) {
-    memory_model_->set_plan(std::nullopt);
-    return;
-  }
-  const SimulationConfig& c = scenario->config;
-  MemoryPlan plan = MemoryPlan::compute_unchecked(c.model, c.gpu, c.parallel, c.engine);
-  QString problem;
-  try {
-    // The checked version explains a deployment that does not fit, with the fix.
-    MemoryPlan::compute(c.model, c.gpu, c.parallel, c.engine, &gpu_catalog_);
-  } catch (const ConfigError& e) {
-    problem = QString::fromStdString(e.what());
-  }
-  memory_model_->set_plan(std::move(plan), problem);
+  memory_model_->compute(scenario ? &scenario->config : nullptr);
 }
 
 void MainWindow::update_title() {

@@ -3,7 +3,7 @@
 // Trade-offs (a one-knob sweep of the scenario) and Compare (several runs side by side).
 // Runs go through SimulationRunners and sweeps through a SweepRunner, so the window never
 // waits for a simulation. The Memory tab follows every edit at once
-// (MemoryPlan::compute_unchecked, no simulation). Window geometry, dock layout, recent files
+// (MemoryPlanModel computes the plan, no simulation). Window geometry, dock layout, recent files
 // and the last sweep's knob and values persist in QSettings.
 //
 // The public methods are the actions without their dialogs, so tests and main() can drive
@@ -16,11 +16,9 @@
 #include <QStringList>
 #include <deque>
 #include <memory>
-#include <vector>
 
 #include "gui/run_snapshot.h"
 #include "gui/sweep_runner.h"
-#include "models/hardware_spec.h"
 #include "sim/serving/simulation.h"
 
 class QAbstractItemModel;
@@ -180,7 +178,6 @@ class MainWindow : public QMainWindow {
   std::deque<QueuedComparison> compare_queue_;  // files still to run for the comparison
   QString compare_running_;                     // the one running now; empty when idle
   QStringList compare_errors_;                  // of the files opened last
-  std::vector<HardwareSpec> gpu_catalog_;       // for "would fit on ..." in the not-fit message
   bool edited_since_run_ = false;
 };
 

@@ -2,6 +2,9 @@
 
 #include <QBrush>
 #include <QColor>
+#include <utility>
+
+#include "models/config_error.h"
 
 namespace servesim::gui {
 
@@ -9,7 +12,25 @@ namespace {
 constexpr double kBytesPerGib = 1024.0 * 1024.0 * 1024.0;
 }
 
-MemoryPlanModel::MemoryPlanModel(QObject* parent) : QAbstractTableModel(parent) {}
+MemoryPlanModel::MemoryPlanModel(std::vector<HardwareSpec> gpus, QObject* parent)
+    : QAbstractTableModel(parent), gpus_(std::move(gpus)) {}
+
+void MemoryPlanModel::compute(const SimulationConfig* config) {
+  if (!config) {
+    set_plan(std::nullopt);
+    return;
+  }
+  const SimulationConfig& c = *config;
+  MemoryPlan plan = MemoryPlan::compute_unchecked(c.model, c.gpu, c.parallel, c.engine);
+  QString problem;
+  try {
+    // The checked version explains a deployment that does not fit, with the fix.
+    MemoryPlan::compute(c.model, c.gpu, c.parallel, c.engine, &gpus_);
+  } catch (const ConfigError& e) {
+    problem = QString::fromStdString(e.what());
+  }
+  set_plan(std::move(plan), std::move(problem));
+}
 
 void MemoryPlanModel::set_plan(std::optional<MemoryPlan> plan, QString problem) {
   beginResetModel();

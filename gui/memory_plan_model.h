@@ -3,6 +3,10 @@
 // weights, activation peak, non-torch overhead, CUDA graphs, KV cache, and the memory left
 // outside gpu_memory_utilization. A negative KV cache means the rest does not fit.
 //
+// The model computes its plans itself from a deployment (compute()), so the Memory view can
+// follow every edit without a simulation; set_plan() shows a plan computed elsewhere (a
+// finished run's, say). Owns a copy of the GPU catalog, for naming GPUs that would fit.
+//
 // Columns: Component, GiB (the busiest GPU), and with pipeline parallelism one more per
 // stage (stage_count() of them), since stages hold different layers and weights and so
 // different room for KV cache. Rows are fixed (kRowCount) while a plan is set, none otherwise.
@@ -12,8 +16,11 @@
 #include <QAbstractTableModel>
 #include <QString>
 #include <optional>
+#include <vector>
 
+#include "models/hardware_spec.h"
 #include "models/memory_plan.h"
+#include "sim/serving/simulation.h"
 
 namespace servesim::gui {
 
@@ -24,8 +31,12 @@ class MemoryPlanModel : public QAbstractTableModel {
   enum Row { kWeights, kActivations, kNonTorch, kCudaGraphs, kKvCache, kReserved, kRowCount };
   enum Column { kComponent, kGib, kColumnCount };
 
-  explicit MemoryPlanModel(QObject* parent = nullptr);
+  // `gpus` (the catalog's) are the alternatives a not-fit problem() may suggest.
+  explicit MemoryPlanModel(std::vector<HardwareSpec> gpus = {}, QObject* parent = nullptr);
 
+  // The plan of `config`'s deployment, even one that does not fit (then problem() says why
+  // and how to fix it); nullptr clears the table (the scenario does not validate).
+  void compute(const SimulationConfig* config);
   // nullopt clears the table (the scenario does not name a usable model and GPU).
   // `problem` is MemoryPlan::compute's one-line error (with its fix) when the deployment
   // does not fit; empty when it does.
@@ -54,6 +65,7 @@ class MemoryPlanModel : public QAbstractTableModel {
   // The figure of a GiB or stage column.
   int64_t cell_bytes(Row row, int column) const;
 
+  std::vector<HardwareSpec> gpus_;
   std::optional<MemoryPlan> plan_;
   QString problem_;
 };

@@ -99,6 +99,24 @@ class ItemModelsTest : public QObject {
     QCOMPARE(model.rowCount(), 0);
   }
 
+  void memory_plan_model_computes_its_plan() {
+    MemoryPlanModel model(Catalog().gpus());
+    QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+    model.compute(&run_->scenario.config);
+    QCOMPARE(model.rowCount(), int(MemoryPlanModel::kRowCount));
+    QCOMPARE(model.plan()->kv_cache_bytes, run_->plan.kv_cache_bytes);  // as the run sized it
+    QVERIFY(model.problem().isEmpty());
+
+    SimulationConfig too_big = run_->scenario.config;
+    too_big.model = Catalog().resolve_model("Llama-2-70B");  // 140 GB on one GPU
+    model.compute(&too_big);
+    QVERIFY(!model.plan()->fits());                             // shown anyway, with by how much
+    QVERIFY(model.problem().contains("tensor-parallel-size"));  // and the fix
+
+    model.compute(nullptr);
+    QCOMPARE(model.rowCount(), 0);
+  }
+
   void memory_plan_model_per_pipeline_stage() {
     const Scenario s =
         load_scenario(test::scenario_path("quickstart.json").toStdString(),
