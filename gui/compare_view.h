@@ -4,8 +4,8 @@
 // GPU) as grouped bars. Buttons add the current result, open scenario files to run and
 // compare, and remove the selected rows (Delete).
 //
-// Adding and opening emit signals the window acts on (it owns the runs); removing edits the
-// model directly. Redraws when the model's rows change; computes nothing.
+// Adding and opening emit signals the CompareController acts on (it owns the runs); removing
+// edits the model directly. Redraws when the model's rows change; computes nothing.
 // Thread-safety: GUI thread only. Borrows the model (which must outlive the view).
 #pragma once
 

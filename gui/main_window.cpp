@@ -24,6 +24,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "gui/compare_controller.h"
 #include "gui/compare_model.h"
 #include "gui/compare_view.h"
 #include "gui/csv_export.h"
@@ -37,10 +38,9 @@
 #include "gui/summary_model.h"
 #include "gui/timeline_model.h"
 #include "gui/timeline_view.h"
+#include "gui/tradeoff_controller.h"
 #include "gui/tradeoff_model.h"
 #include "gui/tradeoff_view.h"
-#include "models/config_error.h"
-#include "plan/sweep.h"
 #include "sim/serving/scenario.h"
 
 namespace servesim::gui {
@@ -50,9 +50,6 @@ constexpr int kMaxRecentFiles = 8;
 const char* const kRecentKey = "files/recent";
 const char* const kGeometryKey = "window/geometry";
 const char* const kStateKey = "window/state";
-const char* const kSweepKeyKey = "sweep/key";
-const char* const kSweepValuesKey = "sweep/values";
-const char* const kCompareDirKey = "compare/dir";
 
 // Single-quoted for a POSIX shell when it holds anything the shell would split or expand.
 QString shell_quote(QString word) {
@@ -73,13 +70,8 @@ MainWindow::MainWindow(QWidget* parent)
       summary_model_(new SummaryModel(this)),
       memory_model_(new MemoryPlanModel(document_->catalog().gpus(), this)),
       timeline_model_(new TimelineModel(this)),
-      latency_model_(new LatencyCdfModel(this)),
-      sweep_runner_(new SweepRunner(this)),
-      tradeoff_model_(new TradeoffModel(this)),
-      compare_runner_(new SimulationRunner(this)),
-      compare_model_(new CompareModel(this)) {
+      latency_model_(new LatencyCdfModel(this)) {
   setObjectName(QStringLiteral("servesim_main_window"));
-
   editor_ = new ScenarioEditor(document_, this);
   auto* dock = new QDockWidget(tr("Scenario"), this);
   dock->setObjectName(QStringLiteral("scenario_dock"));
@@ -87,6 +79,33 @@ MainWindow::MainWindow(QWidget* parent)
   dock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable);
   addDockWidget(Qt::LeftDockWidgetArea, dock);
 
+  tradeoffs_ = new TradeoffController(document_, this);
+  compare_ = new CompareController(
+      &document_->catalog(), [this] { return shown_; }, bundled_scenarios_dir(), this);
+  build_centre();
+  build_status_bar();
+  ToolbarActions toolbar;
+  build_file_menu(&toolbar);
+  build_simulation_menu(&toolbar);
+  build_view_menu();
+  build_toolbar(toolbar);
+  set_busy(false);
+  connect_signals();
+
+  resize(1280, 800);
+  QSettings settings;
+  restoreGeometry(settings.value(kGeometryKey).toByteArray());
+  restoreState(settings.value(kStateKey).toByteArray());
+  on_document_changed();
+}
+
+MainWindow::~MainWindow() = default;
+
+QString MainWindow::bundled_scenarios_dir() {
+  return QDir(QString::fromStdString(Catalog().config_dir())).filePath(QStringLiteral("scenarios"));
+}
+
+void MainWindow::build_centre() {
   summary_view_ = new QTableView(this);
   summary_view_->setModel(summary_model_);
   summary_view_->horizontalHeader()->setSectionResizeMode(SummaryModel::kMetric,
@@ -99,10 +118,8 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(new MemoryView(memory_model_, this), tr("Memory"));
   tabs_->addTab(new TimelineView(timeline_model_, this), tr("Timeline"));
   tabs_->addTab(new LatencyView(latency_model_, this), tr("Latency"));
-  tradeoff_view_ = new TradeoffView(tradeoff_model_, this);
-  tabs_->addTab(tradeoff_view_, tr("Trade-offs"));
-  compare_view_ = new CompareView(compare_model_, this);
-  tabs_->addTab(compare_view_, tr("Compare"));
+  tabs_->addTab(tradeoffs_->view(), tr("Trade-offs"));
+  tabs_->addTab(compare_->view(), tr("Compare"));
 
   banner_ = new QLabel(tr("Edit the scenario on the left, then Run (Ctrl+R)."), this);
   banner_->setWordWrap(true);
@@ -114,7 +131,9 @@ MainWindow::MainWindow(QWidget* parent)
   centre_layout->addWidget(banner_);
   centre_layout->addWidget(tabs_, 1);
   setCentralWidget(centre);
+}
 
+void MainWindow::build_status_bar() {
   status_ = new QLabel(this);
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 1000);
@@ -125,50 +144,9 @@ MainWindow::MainWindow(QWidget* parent)
   statusBar()->addPermanentWidget(progress_);
   statusBar()->addPermanentWidget(cancel_button_);
   connect(cancel_button_, &QPushButton::clicked, this, &MainWindow::cancel_run);
-
-  build_actions();
-  set_busy(false);
-
-  connect(document_, &ScenarioDocument::changed, this, &MainWindow::on_document_changed);
-  connect(runner_, &SimulationRunner::progress, this, &MainWindow::on_progress);
-  connect(runner_, &SimulationRunner::finished, this, &MainWindow::on_run_finished);
-  connect(runner_, &SimulationRunner::failed, this, &MainWindow::on_run_failed);
-  connect(runner_, &SimulationRunner::cancelled, this, &MainWindow::on_run_cancelled);
-  connect(tradeoff_view_, &TradeoffView::run_requested, this, [this] { run_sweep(); });
-  connect(tradeoff_view_, &TradeoffView::cancel_requested, this, &MainWindow::cancel_sweep);
-  connect(sweep_runner_, &SweepRunner::progress, this, &MainWindow::on_sweep_progress);
-  connect(sweep_runner_, &SweepRunner::finished, this, &MainWindow::on_sweep_finished);
-  connect(sweep_runner_, &SweepRunner::failed, this, &MainWindow::on_sweep_failed);
-  connect(sweep_runner_, &SweepRunner::cancelled, this, &MainWindow::on_sweep_cancelled);
-  connect(compare_view_, &CompareView::add_requested, this, [this] { add_to_comparison(); });
-  connect(compare_view_, &CompareView::open_requested, this, &MainWindow::compare_dialog);
-  connect(compare_runner_, &SimulationRunner::finished, this, &MainWindow::on_comparison_finished);
-  connect(compare_runner_, &SimulationRunner::failed, this, &MainWindow::on_comparison_failed);
-  connect(compare_runner_, &SimulationRunner::cancelled, this, [this] {
-    compare_running_.clear();
-    update_cancel_action();
-    compare_view_->show_message(tr("Comparison runs cancelled"), false);
-  });
-
-  resize(1280, 800);
-  QSettings settings;
-  restoreGeometry(settings.value(kGeometryKey).toByteArray());
-  restoreState(settings.value(kStateKey).toByteArray());
-  const QString sweep_key =
-      settings.value(kSweepKeyKey, TradeoffView::suggested_keys().front()).toString();
-  tradeoff_view_->set_knob(
-      sweep_key,
-      settings.value(kSweepValuesKey, TradeoffView::suggested_values(sweep_key)).toString());
-  on_document_changed();
 }
 
-MainWindow::~MainWindow() = default;
-
-QString MainWindow::bundled_scenarios_dir() {
-  return QDir(QString::fromStdString(Catalog().config_dir())).filePath(QStringLiteral("scenarios"));
-}
-
-void MainWindow::build_actions() {
+void MainWindow::build_file_menu(ToolbarActions* toolbar) {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   bundled_menu_ = file->addMenu(tr("&New from bundled scenario"));
   connect(bundled_menu_, &QMenu::aboutToShow, this, &MainWindow::fill_bundled_menu);
@@ -190,7 +168,11 @@ void MainWindow::build_actions() {
   file->addSeparator();
   QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);
+  toolbar->file = {open, save};
+  toolbar->output = {png, csv, cli};
+}
 
+void MainWindow::build_simulation_menu(ToolbarActions* toolbar) {
   QMenu* sim = menuBar()->addMenu(tr("&Simulation"));
   run_action_ = sim->addAction(tr("&Run"), this, [this] { run(); });
   run_action_->setObjectName(QStringLiteral("run_action"));
@@ -202,40 +184,52 @@ void MainWindow::build_actions() {
   sim->addSeparator();
   QAction* sweep = sim->addAction(tr("Run &sweep"), this, [this] {
     tabs_->setCurrentIndex(kTradeoffsTab);
-    run_sweep();
+    tradeoffs_->run_sweep();
   });
   sweep->setObjectName(QStringLiteral("sweep_action"));
   sweep->setShortcut(QKeySequence(tr("Ctrl+Shift+R")));
   QAction* add = sim->addAction(tr("&Add result to comparison"), this, [this] {
     tabs_->setCurrentIndex(kCompareTab);
-    add_to_comparison();
+    compare_->add_shown_result();
   });
   add->setObjectName(QStringLiteral("compare_add_action"));
   add->setShortcut(QKeySequence(tr("Ctrl+Shift+A")));
   QAction* compare =
-      sim->addAction(tr("C&ompare scenario files…"), this, &MainWindow::compare_dialog);
+      sim->addAction(tr("C&ompare scenario files…"), compare_, &CompareController::open_dialog);
   compare->setObjectName(QStringLiteral("compare_open_action"));
   compare->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+  toolbar->simulation = {run_action_, cancel_action_, sweep, add};
+}
 
+void MainWindow::build_view_menu() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   for (int t = 0; t < kTabCount; ++t) {
     QAction* a = view->addAction(tabs_->tabText(t), this, [this, t] { tabs_->setCurrentIndex(t); });
     a->setShortcut(QKeySequence(Qt::CTRL | static_cast<Qt::Key>(Qt::Key_1 + t)));
   }
+}
 
+void MainWindow::build_toolbar(const ToolbarActions& actions) {
   QToolBar* bar = addToolBar(tr("Main"));
   bar->setObjectName(QStringLiteral("main_toolbar"));
-  bar->addAction(open);
-  bar->addAction(save);
+  bar->addActions(actions.file);
   bar->addSeparator();
-  bar->addAction(run_action_);
-  bar->addAction(cancel_action_);
-  bar->addAction(sweep);
-  bar->addAction(add);
+  bar->addActions(actions.simulation);
   bar->addSeparator();
-  bar->addAction(png);
-  bar->addAction(csv);
-  bar->addAction(cli);
+  bar->addActions(actions.output);
+}
+
+void MainWindow::connect_signals() {
+  connect(document_, &ScenarioDocument::changed, this, &MainWindow::on_document_changed);
+  connect(runner_, &SimulationRunner::progress, this, &MainWindow::on_progress);
+  connect(runner_, &SimulationRunner::finished, this, &MainWindow::on_run_finished);
+  connect(runner_, &SimulationRunner::failed, this, &MainWindow::on_run_failed);
+  connect(runner_, &SimulationRunner::cancelled, this, &MainWindow::on_run_cancelled);
+  connect(tradeoffs_, &TradeoffController::busy_changed, this, &MainWindow::update_cancel_action);
+  connect(tradeoffs_, &TradeoffController::status_message, status_, &QLabel::setText);
+  connect(compare_, &CompareController::busy_changed, this, &MainWindow::update_cancel_action);
+  connect(compare_, &CompareController::files_chosen, this,
+          [this] { tabs_->setCurrentIndex(kCompareTab); });
 }
 
 bool MainWindow::open_file(const QString& path) {
@@ -337,168 +331,13 @@ void MainWindow::set_busy(bool busy) {
 }
 
 void MainWindow::update_cancel_action() {
-  cancel_action_->setEnabled(runner_->busy() || sweep_runner_->busy() || compare_runner_->busy());
+  cancel_action_->setEnabled(runner_->busy() || tradeoffs_->busy() || compare_->busy());
 }
 
 void MainWindow::cancel_all() {
   cancel_run();
-  cancel_sweep();
-  if (compare_runner_->busy() || !compare_queue_.empty()) {
-    compare_queue_.clear();
-    compare_runner_->cancel();
-  }
-}
-
-bool MainWindow::run_sweep() {
-  const std::optional<Scenario>& scenario = document_->scenario();
-  if (!scenario) {
-    tradeoff_view_->show_message(tr("Cannot sweep: %1").arg(document_->error()), true);
-    return false;
-  }
-  const QString key = tradeoff_view_->key();
-  const QString values = tradeoff_view_->values();
-  SweepOptions options;
-  size_t points = 0;
-  try {
-    options.axes = {parse_sweep_axis((key + QLatin1Char('=') + values).toStdString())};
-    points = sweep_points(options.axes).size();
-  } catch (const ConfigError& e) {
-    tradeoff_view_->show_message(QString::fromStdString(e.what()), true);
-    return false;
-  }
-  QSettings settings;
-  settings.setValue(kSweepKeyKey, key);
-  settings.setValue(kSweepValuesKey, values);
-  const uint64_t job = sweep_runner_->start(*document_->json(), document_->base_dir().toStdString(),
-                                            document_->origin().toStdString(), std::move(options));
-  tradeoff_view_->set_busy(true);
-  tradeoff_view_->show_message(tr("Sweep #%1: %2 over %3 points of %4…")
-                                   .arg(job)
-                                   .arg(key)
-                                   .arg(points)
-                                   .arg(QString::fromStdString(scenario->name)),
-                               false);
-  update_cancel_action();
-  return true;
-}
-
-void MainWindow::cancel_sweep() {
-  if (!sweep_runner_->busy()) return;
-  sweep_runner_->cancel();
-  tradeoff_view_->show_message(tr("Cancelling the sweep…"), false);
-}
-
-void MainWindow::on_sweep_progress(quint64 job, int done, int total) {
-  tradeoff_view_->set_progress(done, total);
-  status_->setText(tr("Sweep #%1: %2 of %3 points").arg(job).arg(done).arg(total));
-}
-
-void MainWindow::on_sweep_finished(std::shared_ptr<const SweepSnapshot> snapshot) {
-  tradeoff_view_->set_busy(false);
-  update_cancel_action();
-  tradeoff_model_->set_report(snapshot->report);
-  int failed = 0;
-  QString first_error;
-  for (const SweepPoint& p : snapshot->report.points) {
-    if (p.error.empty()) continue;
-    if (failed++ == 0) first_error = QString::fromStdString(p.error);
-  }
-  QString text = tr("Sweep #%1: %2 points of %3 in %4 s wall")
-                     .arg(snapshot->job)
-                     .arg(snapshot->report.points.size())
-                     .arg(QString::fromStdString(snapshot->report.scenario))
-                     .arg(snapshot->wall_s, 0, 'f', 2);
-  if (failed > 0) text += tr("; %1 could not run (%2)").arg(failed).arg(first_error);
-  tradeoff_view_->show_message(text, false);
-  status_->setText(tr("Sweep #%1 finished").arg(snapshot->job));
-}
-
-void MainWindow::on_sweep_failed(quint64 job, const QString& message) {
-  tradeoff_view_->set_busy(false);
-  update_cancel_action();
-  tradeoff_view_->show_message(tr("Sweep #%1 failed: %2").arg(job).arg(message), true);
-  status_->setText(tr("Sweep #%1 failed").arg(job));
-}
-
-void MainWindow::on_sweep_cancelled(quint64 job) {
-  tradeoff_view_->set_busy(false);
-  update_cancel_action();
-  tradeoff_view_->show_message(
-      tr("Sweep #%1 cancelled; the charts keep the previous sweep").arg(job), false);
-  status_->setText(tr("Sweep #%1 cancelled").arg(job));
-}
-
-bool MainWindow::add_to_comparison() {
-  if (!shown_) {
-    compare_view_->show_message(tr("Nothing to add yet: run the scenario first (Ctrl+R)."), true);
-    return false;
-  }
-  compare_model_->add(CompareModel::entry_of(*shown_, QString::fromStdString(shown_->name)));
-  compare_view_->show_message(tr("Added %1").arg(compare_model_->entries().back().name), false);
-  return true;
-}
-
-bool MainWindow::compare_files(const QStringList& paths) {
-  compare_errors_.clear();
-  const Catalog& catalog = document_->catalog();
-  int queued = 0;
-  for (const QString& path : paths) {
-    try {
-      // A scenario without a "name" is named after its file.
-      Scenario scenario = load_scenario(path.toStdString(), {}, catalog);
-      compare_queue_.push_back({QString::fromStdString(scenario.name), std::move(scenario.config)});
-      ++queued;
-    } catch (const ConfigError& e) {
-      compare_errors_ << QString::fromStdString(e.what());
-    } catch (const nlohmann::json::exception& e) {
-      compare_errors_ << QFileInfo(path).fileName() + QStringLiteral(": ") + e.what();
-    }
-  }
-  if (!paths.isEmpty()) QSettings().setValue(kCompareDirKey, QFileInfo(paths.front()).path());
-  if (compare_running_.isEmpty()) start_next_comparison();
-  if (queued == 0) {
-    compare_view_->show_message(tr("Nothing to compare: %1").arg(compare_errors_.join("; ")), true);
-  }
-  return queued > 0;
-}
-
-void MainWindow::start_next_comparison() {
-  if (compare_queue_.empty()) {
-    compare_running_.clear();
-    update_cancel_action();
-    return;
-  }
-  QueuedComparison next = std::move(compare_queue_.front());
-  compare_queue_.pop_front();
-  compare_running_ = next.name;
-  compare_runner_->start(std::move(next.config), next.name.toStdString());
-  update_cancel_action();
-  QString text = tr("Running %1 for the comparison (%2 more queued)…")
-                     .arg(compare_running_)
-                     .arg(compare_queue_.size());
-  if (!compare_errors_.isEmpty()) text += tr(" Skipped: %1").arg(compare_errors_.join("; "));
-  compare_view_->show_message(text, !compare_errors_.isEmpty());
-}
-
-void MainWindow::on_comparison_finished(std::shared_ptr<const RunSnapshot> snapshot) {
-  compare_model_->add(CompareModel::entry_of(*snapshot, compare_running_));
-  compare_view_->show_message(tr("Added %1").arg(compare_model_->entries().back().name), false);
-  start_next_comparison();
-}
-
-void MainWindow::on_comparison_failed(quint64, const QString& message) {
-  compare_errors_ << compare_running_ + QStringLiteral(": ") + message;
-  compare_view_->show_message(tr("Could not run %1").arg(compare_errors_.join("; ")), true);
-  start_next_comparison();
-}
-
-void MainWindow::compare_dialog() {
-  const QString start = QSettings().value(kCompareDirKey, bundled_scenarios_dir()).toString();
-  const QStringList paths = QFileDialog::getOpenFileNames(
-      this, tr("Compare scenarios"), start, tr("Scenario files (*.json);;All files (*)"));
-  if (paths.isEmpty()) return;
-  tabs_->setCurrentIndex(kCompareTab);
-  compare_files(paths);
+  tradeoffs_->cancel();
+  compare_->cancel();
 }
 
 void MainWindow::show_banner(const QString& text, bool error) {
@@ -601,9 +440,9 @@ QAbstractItemModel* MainWindow::tab_model(Tab tab) const {
     case kLatencyTab:
       return latency_model_;
     case kTradeoffsTab:
-      return tradeoff_model_;
+      return tradeoffs_->model();
     case kCompareTab:
-      return compare_model_;
+      return compare_->model();
     case kTabCount:
       break;
   }
@@ -654,8 +493,8 @@ QString MainWindow::cli_command() const {
                                                                : document_->path());
   if (tabs_->currentIndex() == kTradeoffsTab) {
     return QStringLiteral("servesim sweep %1 --vary %2")
-        .arg(path,
-             shell_quote(tradeoff_view_->key() + QLatin1Char('=') + tradeoff_view_->values()));
+        .arg(path, shell_quote(tradeoffs_->view()->key() + QLatin1Char('=') +
+                               tradeoffs_->view()->values()));
   }
   return QStringLiteral("servesim simulate ") + path;
 }

@@ -1,25 +1,24 @@
 // MainWindow: servesim-gui's window. The scenario editor docks on the left; the views of the
 // latest result (Summary, Memory, Timeline, Latency) are tabs in the centre, beside
 // Trade-offs (a one-knob sweep of the scenario) and Compare (several runs side by side).
-// Runs go through SimulationRunners and sweeps through a SweepRunner, so the window never
-// waits for a simulation. The Memory tab follows every edit at once
-// (MemoryPlanModel computes the plan, no simulation). Window geometry, dock layout, recent files
-// and the last sweep's knob and values persist in QSettings.
+// The window builds the widgets, the menus and the toolbar, runs the scenario through its
+// SimulationRunner (so it never waits for a simulation) and shows the result; the Trade-offs
+// and Compare tabs are run by their controllers, which the window hands the document, the
+// result on display, Cancel and its status bar. The Memory tab follows every edit at once
+// (MemoryPlanModel computes the plan, no simulation). Window geometry, dock layout and recent
+// files persist in QSettings.
 //
 // The public methods are the actions without their dialogs, so tests and main() can drive
 // the window directly; the menu actions add file dialogs and prompts around them.
-// Thread-safety: GUI thread only. Owns its document, runner, models and views.
+// Thread-safety: GUI thread only. Owns its document, runner, models, views and controllers.
 #pragma once
 
+#include <QList>
 #include <QMainWindow>
 #include <QString>
-#include <QStringList>
-#include <deque>
 #include <memory>
 
 #include "gui/run_snapshot.h"
-#include "gui/sweep_runner.h"
-#include "sim/serving/simulation.h"
 
 class QAbstractItemModel;
 class QAction;
@@ -32,8 +31,7 @@ class QTableView;
 
 namespace servesim::gui {
 
-class CompareModel;
-class CompareView;
+class CompareController;
 class LatencyCdfModel;
 class MemoryPlanModel;
 class ScenarioDocument;
@@ -41,8 +39,7 @@ class ScenarioEditor;
 class SimulationRunner;
 class SummaryModel;
 class TimelineModel;
-class TradeoffModel;
-class TradeoffView;
+class TradeoffController;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -71,17 +68,6 @@ class MainWindow : public QMainWindow {
   // in the run banner, when the scenario does not validate.
   bool run();
   void cancel_run();
-  // Sweeps the Trade-offs tab's knob over its values (superseding a running sweep). False,
-  // with the reason in the tab, when the scenario does not validate or the values do not
-  // parse.
-  bool run_sweep();
-  void cancel_sweep();
-  // Adds the result on display to the comparison set; false (and says why) before a run.
-  bool add_to_comparison();
-  // Runs scenario files one after another and adds each result to the comparison set.
-  // Files that do not load or validate are named in the Compare tab and skipped; false when
-  // none could be queued.
-  bool compare_files(const QStringList& paths);
 
   // The `servesim simulate` command line equivalent to the saved scenario; on the Trade-offs
   // tab, the `servesim sweep` one with the tab's knob and values.
@@ -96,12 +82,8 @@ class MainWindow : public QMainWindow {
   MemoryPlanModel* memory_model() const { return memory_model_; }
   TimelineModel* timeline_model() const { return timeline_model_; }
   LatencyCdfModel* latency_model() const { return latency_model_; }
-  SweepRunner* sweep_runner() const { return sweep_runner_; }
-  TradeoffModel* tradeoff_model() const { return tradeoff_model_; }
-  TradeoffView* tradeoff_view() const { return tradeoff_view_; }
-  SimulationRunner* compare_runner() const { return compare_runner_; }
-  CompareModel* compare_model() const { return compare_model_; }
-  CompareView* compare_view() const { return compare_view_; }
+  TradeoffController* tradeoffs() const { return tradeoffs_; }
+  CompareController* compare() const { return compare_; }
   QTabWidget* tabs() const { return tabs_; }
   QProgressBar* progress_bar() const { return progress_; }
   QString banner_text() const;
@@ -115,7 +97,20 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
-  void build_actions();
+  // The toolbar's actions, in groups split by separators.
+  struct ToolbarActions {
+    QList<QAction*> file;        // open, save
+    QList<QAction*> simulation;  // run, cancel, sweep, add to comparison
+    QList<QAction*> output;      // PNG, CSV, CLI command
+  };
+
+  void build_centre();
+  void build_status_bar();
+  void build_file_menu(ToolbarActions* toolbar);
+  void build_simulation_menu(ToolbarActions* toolbar);
+  void build_view_menu();
+  void build_toolbar(const ToolbarActions& actions);
+  void connect_signals();
   void on_document_changed();
   void on_run_finished(std::shared_ptr<const RunSnapshot> snapshot);
   void on_run_failed(quint64 job, const QString& message);
@@ -123,14 +118,6 @@ class MainWindow : public QMainWindow {
   void on_progress(quint64 job, double fraction, double sim_time_s);
   void set_busy(bool busy);
   void update_cancel_action();
-  void on_sweep_finished(std::shared_ptr<const SweepSnapshot> snapshot);
-  void on_sweep_failed(quint64 job, const QString& message);
-  void on_sweep_cancelled(quint64 job);
-  void on_sweep_progress(quint64 job, int done, int total);
-  void start_next_comparison();
-  void on_comparison_finished(std::shared_ptr<const RunSnapshot> snapshot);
-  void on_comparison_failed(quint64 job, const QString& message);
-  void compare_dialog();
   void cancel_all();
   void show_banner(const QString& text, bool error);
   void remember_file(const QString& path);
@@ -153,13 +140,9 @@ class MainWindow : public QMainWindow {
   MemoryPlanModel* memory_model_;
   TimelineModel* timeline_model_;
   LatencyCdfModel* latency_model_;
-  SweepRunner* sweep_runner_;
-  TradeoffModel* tradeoff_model_;
-  SimulationRunner* compare_runner_;  // runs the files opened for comparison, one at a time
-  CompareModel* compare_model_;
+  TradeoffController* tradeoffs_ = nullptr;
+  CompareController* compare_ = nullptr;
   ScenarioEditor* editor_ = nullptr;
-  TradeoffView* tradeoff_view_ = nullptr;
-  CompareView* compare_view_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* summary_view_ = nullptr;
   QLabel* banner_ = nullptr;
@@ -171,13 +154,6 @@ class MainWindow : public QMainWindow {
   QMenu* recent_menu_ = nullptr;
   QMenu* bundled_menu_ = nullptr;
   std::shared_ptr<const RunSnapshot> shown_;
-  struct QueuedComparison {
-    QString name;
-    SimulationConfig config;
-  };
-  std::deque<QueuedComparison> compare_queue_;  // files still to run for the comparison
-  QString compare_running_;                     // the one running now; empty when idle
-  QStringList compare_errors_;                  // of the files opened last
   bool edited_since_run_ = false;
 };
 

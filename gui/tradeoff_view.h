@@ -6,10 +6,10 @@
 // tokens/s per GPU against tokens/s per user across the points (the throughput-interactivity
 // frontier); and the TradeoffModel table.
 //
-// The view starts nothing itself: Run sweep and Cancel emit signals the window acts on, and
-// the window tells the view what is going on (set_busy, set_progress, show_message). It redraws
-// when its model is reset and computes nothing. Thread-safety: GUI thread only. Borrows the
-// model (which must outlive the view).
+// The view starts nothing itself: Run sweep and Cancel emit signals the TradeoffController
+// acts on, and the controller tells the view what is going on (set_busy, set_progress,
+// show_message). It redraws when its model is reset and computes nothing.
+// Thread-safety: GUI thread only. Borrows the model (which must outlive the view).
 #pragma once
 
 #include <QColor>

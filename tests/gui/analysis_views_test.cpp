@@ -13,12 +13,14 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui/compare_controller.h"
 #include "gui/compare_model.h"
 #include "gui/compare_view.h"
 #include "gui/main_window.h"
 #include "gui/scenario_document.h"
 #include "gui/simulation_runner.h"
 #include "gui/sweep_runner.h"
+#include "gui/tradeoff_controller.h"
 #include "gui/tradeoff_model.h"
 #include "gui/tradeoff_view.h"
 #include "gui_test_registry.h"
@@ -62,26 +64,26 @@ class AnalysisViewsTest : public QObject {
   void a_sweep_started_from_the_tab_fills_the_trade_off_charts() {
     MainWindow w;
     open_small_quickstart(w);
-    QAbstractItemModelTester tester(w.tradeoff_model(),
+    QAbstractItemModelTester tester(w.tradeoffs()->model(),
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
-    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,64");
-    QSignalSpy finished(w.sweep_runner(), &SweepRunner::finished);
-    QSignalSpy progress(w.sweep_runner(), &SweepRunner::progress);
-    QTest::mouseClick(w.tradeoff_view()->run_button(), Qt::LeftButton);
-    QVERIFY(w.sweep_runner()->busy());
+    w.tradeoffs()->view()->set_knob("engine.max_num_seqs", "8,64");
+    QSignalSpy finished(w.tradeoffs()->runner(), &SweepRunner::finished);
+    QSignalSpy progress(w.tradeoffs()->runner(), &SweepRunner::progress);
+    QTest::mouseClick(w.tradeoffs()->view()->run_button(), Qt::LeftButton);
+    QVERIFY(w.tradeoffs()->runner()->busy());
     QVERIFY(action(w, "cancel_action")->isEnabled());
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
     QCOMPARE(progress.count(), 2);
-    QCOMPARE(w.tradeoff_model()->rowCount(), 2);
-    QCOMPARE(w.tradeoff_model()->key(), QString("engine.max_num_seqs"));
-    QVERIFY(w.tradeoff_model()->numeric_values());
-    QCOMPARE(w.tradeoff_model()->x(1), 64.0);
+    QCOMPARE(w.tradeoffs()->model()->rowCount(), 2);
+    QCOMPARE(w.tradeoffs()->model()->key(), QString("engine.max_num_seqs"));
+    QVERIFY(w.tradeoffs()->model()->numeric_values());
+    QCOMPARE(w.tradeoffs()->model()->x(1), 64.0);
     for (int r = 0; r < 2; ++r) {
-      QVERIFY(w.tradeoff_model()->value(r, TradeoffModel::kTtftP99) > 0);
-      QVERIFY(w.tradeoff_model()->value(r, TradeoffModel::kPerUser) > 0);
+      QVERIFY(w.tradeoffs()->model()->value(r, TradeoffModel::kTtftP99) > 0);
+      QVERIFY(w.tradeoffs()->model()->value(r, TradeoffModel::kPerUser) > 0);
     }
-    QVERIFY2(w.tradeoff_view()->message().contains("2 points"),
-             qPrintable(w.tradeoff_view()->message()));
+    QVERIFY2(w.tradeoffs()->view()->message().contains("2 points"),
+             qPrintable(w.tradeoffs()->view()->message()));
     QVERIFY(!action(w, "cancel_action")->isEnabled());
     // Remembered for the next session, and the CLI runs the same sweep.
     QCOMPARE(QSettings().value("sweep/values").toString(), QString("8,64"));
@@ -89,8 +91,8 @@ class AnalysisViewsTest : public QObject {
     QCOMPARE(w.cli_command(),
              QString("servesim sweep SCENARIO.json --vary engine.max_num_seqs=8,64"));
     MainWindow next_session;
-    QCOMPARE(next_session.tradeoff_view()->key(), QString("engine.max_num_seqs"));
-    QCOMPARE(next_session.tradeoff_view()->values(), QString("8,64"));
+    QCOMPARE(next_session.tradeoffs()->view()->key(), QString("engine.max_num_seqs"));
+    QCOMPARE(next_session.tradeoffs()->view()->values(), QString("8,64"));
 
     QTemporaryDir dir;
     QVERIFY(w.export_csv(MainWindow::kTradeoffsTab, dir.filePath("sweep.csv")));
@@ -102,81 +104,81 @@ class AnalysisViewsTest : public QObject {
   void bad_sweep_values_are_explained_and_kept() {
     MainWindow w;
     open_small_quickstart(w);
-    w.tradeoff_view()->set_knob("engine.max_num_seqs", "16:8:4");
-    QVERIFY(!w.run_sweep());
-    QVERIFY(!w.sweep_runner()->busy());
-    QVERIFY2(w.tradeoff_view()->message().contains("STOP must be >= START"),
-             qPrintable(w.tradeoff_view()->message()));
-    QCOMPARE(w.tradeoff_view()->values(), QString("16:8:4"));  // nothing typed is lost
+    w.tradeoffs()->view()->set_knob("engine.max_num_seqs", "16:8:4");
+    QVERIFY(!w.tradeoffs()->run_sweep());
+    QVERIFY(!w.tradeoffs()->runner()->busy());
+    QVERIFY2(w.tradeoffs()->view()->message().contains("STOP must be >= START"),
+             qPrintable(w.tradeoffs()->view()->message()));
+    QCOMPARE(w.tradeoffs()->view()->values(), QString("16:8:4"));  // nothing typed is lost
 
     // A key the scenario does not have fails in the worker, with the key named.
-    QSignalSpy failed(w.sweep_runner(), &SweepRunner::failed);
-    w.tradeoff_view()->set_knob("engine.max_num_seq", "8,16");
-    QVERIFY(w.run_sweep());
+    QSignalSpy failed(w.tradeoffs()->runner(), &SweepRunner::failed);
+    w.tradeoffs()->view()->set_knob("engine.max_num_seq", "8,16");
+    QVERIFY(w.tradeoffs()->run_sweep());
     QTRY_COMPARE_WITH_TIMEOUT(failed.count(), 1, 20000);
-    QVERIFY(w.tradeoff_view()->message().contains("max_num_seq"));
+    QVERIFY(w.tradeoffs()->view()->message().contains("max_num_seq"));
 
     w.document()->set_value("parallel.tensor_parallel_size", nlohmann::json(3));
-    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,16");
-    QVERIFY(!w.run_sweep());
-    QVERIFY(w.tradeoff_view()->message().startsWith("Cannot sweep"));
+    w.tradeoffs()->view()->set_knob("engine.max_num_seqs", "8,16");
+    QVERIFY(!w.tradeoffs()->run_sweep());
+    QVERIFY(w.tradeoffs()->view()->message().startsWith("Cannot sweep"));
   }
 
   void cancel_keeps_the_previous_sweep() {
     MainWindow w;
     open_small_quickstart(w, 100);
-    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,16");
-    QSignalSpy finished(w.sweep_runner(), &SweepRunner::finished);
-    QVERIFY(w.run_sweep());
+    w.tradeoffs()->view()->set_knob("engine.max_num_seqs", "8,16");
+    QSignalSpy finished(w.tradeoffs()->runner(), &SweepRunner::finished);
+    QVERIFY(w.tradeoffs()->run_sweep());
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
 
     w.document()->set_value("workload.num_requests", nlohmann::json(5000000));
-    QSignalSpy cancelled(w.sweep_runner(), &SweepRunner::cancelled);
-    QVERIFY(w.run_sweep());
+    QSignalSpy cancelled(w.tradeoffs()->runner(), &SweepRunner::cancelled);
+    QVERIFY(w.tradeoffs()->run_sweep());
     QTest::qWait(100);
     action(w, "cancel_action")->trigger();  // Esc
     QTRY_COMPARE_WITH_TIMEOUT(cancelled.count(), 1, 20000);
-    QCOMPARE(w.tradeoff_model()->rowCount(), 2);
-    QCOMPARE(w.tradeoff_model()->report().points[0].result.summary.completed, uint64_t{100});
-    QVERIFY(w.tradeoff_view()->message().contains("cancelled"));
-    QVERIFY(w.tradeoff_view()->cancel_button()->isHidden());
+    QCOMPARE(w.tradeoffs()->model()->rowCount(), 2);
+    QCOMPARE(w.tradeoffs()->model()->report().points[0].result.summary.completed, uint64_t{100});
+    QVERIFY(w.tradeoffs()->view()->message().contains("cancelled"));
+    QVERIFY(w.tradeoffs()->view()->cancel_button()->isHidden());
   }
 
   void a_newer_sweep_supersedes_an_older_one() {
     MainWindow w;
     open_small_quickstart(w, 5000000);
-    w.tradeoff_view()->set_knob("engine.max_num_seqs", "8,16");
-    QSignalSpy finished(w.sweep_runner(), &SweepRunner::finished);
-    QVERIFY(w.run_sweep());
+    w.tradeoffs()->view()->set_knob("engine.max_num_seqs", "8,16");
+    QSignalSpy finished(w.tradeoffs()->runner(), &SweepRunner::finished);
+    QVERIFY(w.tradeoffs()->run_sweep());
     QTest::qWait(50);
     w.document()->set_value("workload.num_requests", nlohmann::json(90));
-    w.tradeoff_view()->set_knob("workload.arrival.rate_qps", "1:3:2");
+    w.tradeoffs()->view()->set_knob("workload.arrival.rate_qps", "1:3:2");
     action(w, "sweep_action")->trigger();
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
-    w.sweep_runner()->wait_for_all();
+    w.tradeoffs()->runner()->wait_for_all();
     QCoreApplication::processEvents();
     QCOMPARE(finished.count(), 1);
-    QCOMPARE(w.tradeoff_model()->key(), QString("workload.arrival.rate_qps"));
-    QCOMPARE(w.tradeoff_model()->rowCount(), 2);
-    QCOMPARE(w.tradeoff_model()->report().points[1].result.summary.completed, uint64_t{90});
+    QCOMPARE(w.tradeoffs()->model()->key(), QString("workload.arrival.rate_qps"));
+    QCOMPARE(w.tradeoffs()->model()->rowCount(), 2);
+    QCOMPARE(w.tradeoffs()->model()->report().points[1].result.summary.completed, uint64_t{90});
     QCOMPARE(w.tabs()->currentIndex(), int(MainWindow::kTradeoffsTab));
   }
 
   void two_scenarios_side_by_side() {
     QTemporaryDir dir;
     MainWindow w;
-    QAbstractItemModelTester tester(w.compare_model(),
+    QAbstractItemModelTester tester(w.compare()->model(),
                                     QAbstractItemModelTester::FailureReportingMode::QtTest);
-    QVERIFY(!w.add_to_comparison());  // nothing run yet: said so, nothing added
-    QVERIFY(w.compare_view()->message().contains("run the scenario first"));
+    QVERIFY(!w.compare()->add_shown_result());  // nothing run yet: said so, nothing added
+    QVERIFY(w.compare()->view()->message().contains("run the scenario first"));
 
     open_small_quickstart(w);
     QSignalSpy finished(w.runner(), &SimulationRunner::finished);
     QVERIFY(w.run());
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 20000);
     action(w, "compare_add_action")->trigger();
-    QCOMPARE(w.compare_model()->rowCount(), 1);
-    QCOMPARE(w.compare_model()->entries()[0].name, QString("quickstart"));
+    QCOMPARE(w.compare()->model()->rowCount(), 1);
+    QCOMPARE(w.compare()->model()->entries()[0].name, QString("quickstart"));
 
     // Two files, one of them broken: the good one runs and joins, the bad one is named.
     const QString busy = write_scenario(dir, "busy", 8);
@@ -186,16 +188,16 @@ class AnalysisViewsTest : public QObject {
     b.write(
         "{\"model\": \"Llama-2-7B\", \"gpu\": \"A100-80GB\", \"workload\": {}, \"enginex\": 1}");
     b.close();
-    QSignalSpy compared(w.compare_runner(), &SimulationRunner::finished);
-    QVERIFY(w.compare_files({busy, broken}));
+    QSignalSpy compared(w.compare()->runner(), &SimulationRunner::finished);
+    QVERIFY(w.compare()->compare_files({busy, broken}));
     QTRY_COMPARE_WITH_TIMEOUT(compared.count(), 1, 20000);
-    QCOMPARE(w.compare_model()->rowCount(), 2);
-    QCOMPARE(w.compare_model()->entries()[1].name, QString("busy"));
-    QVERIFY2(w.compare_view()->message().contains("Added busy"),
-             qPrintable(w.compare_view()->message()));
+    QCOMPARE(w.compare()->model()->rowCount(), 2);
+    QCOMPARE(w.compare()->model()->entries()[1].name, QString("busy"));
+    QVERIFY2(w.compare()->view()->message().contains("Added busy"),
+             qPrintable(w.compare()->view()->message()));
 
     // Twice the offered load: more throughput, and the table says so.
-    CompareModel* m = w.compare_model();
+    CompareModel* m = w.compare()->model();
     QVERIFY(m->value(1, CompareModel::kRequestRate) > m->value(0, CompareModel::kRequestRate));
     QCOMPARE(m->value(0, CompareModel::kGpus), 1.0);
     QCOMPARE(m->data(m->index(0, CompareModel::kScenario)).toString(), QString("quickstart"));
@@ -210,10 +212,10 @@ class AnalysisViewsTest : public QObject {
     QVERIFY(QImage(dir.filePath("compare.png")).width() > 100);
 
     // The same result again gets a name of its own.
-    QVERIFY(w.add_to_comparison());
+    QVERIFY(w.compare()->add_shown_result());
     QCOMPARE(m->entries()[2].name, QString("quickstart (2)"));
-    w.compare_view()->table()->selectRow(0);
-    QVERIFY(w.compare_view()->remove_selected());
+    w.compare()->view()->table()->selectRow(0);
+    QVERIFY(w.compare()->view()->remove_selected());
     QCOMPARE(m->rowCount(), 2);
     QCOMPARE(m->entries()[0].name, QString("busy"));
     // Delete in the table does the same (a shortcut needs the window shown and active).
@@ -221,21 +223,21 @@ class AnalysisViewsTest : public QObject {
     w.activateWindow();
     QVERIFY(QTest::qWaitForWindowActive(&w));
     w.tabs()->setCurrentIndex(MainWindow::kCompareTab);
-    w.compare_view()->table()->selectRow(1);
-    w.compare_view()->table()->setFocus();
-    QTest::keyClick(w.compare_view()->table(), Qt::Key_Delete);
+    w.compare()->view()->table()->selectRow(1);
+    w.compare()->view()->table()->setFocus();
+    QTest::keyClick(w.compare()->view()->table(), Qt::Key_Delete);
     QCOMPARE(m->rowCount(), 1);
-    QVERIFY(!w.compare_view()->remove_selected());  // nothing selected any more
+    QVERIFY(!w.compare()->view()->remove_selected());  // nothing selected any more
   }
 
   void only_broken_files_leave_the_comparison_unchanged() {
     QTemporaryDir dir;
     MainWindow w;
-    QVERIFY(!w.compare_files({dir.filePath("missing.json")}));
-    QCOMPARE(w.compare_model()->rowCount(), 0);
-    QVERIFY(w.compare_view()->message().startsWith("Nothing to compare"));
-    QVERIFY(w.compare_view()->message().contains("missing.json"));
-    QVERIFY(!w.compare_runner()->busy());
+    QVERIFY(!w.compare()->compare_files({dir.filePath("missing.json")}));
+    QCOMPARE(w.compare()->model()->rowCount(), 0);
+    QVERIFY(w.compare()->view()->message().startsWith("Nothing to compare"));
+    QVERIFY(w.compare()->view()->message().contains("missing.json"));
+    QVERIFY(!w.compare()->runner()->busy());
   }
 };
 

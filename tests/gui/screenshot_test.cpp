@@ -11,10 +11,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui/compare_controller.h"
 #include "gui/main_window.h"
 #include "gui/scenario_document.h"
 #include "gui/simulation_runner.h"
 #include "gui/sweep_runner.h"
+#include "gui/tradeoff_controller.h"
 #include "gui/tradeoff_view.h"
 #include "gui_test_registry.h"
 
@@ -69,7 +71,7 @@ class ScreenshotTest : public QObject {
     QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
 
     // Compare: this run beside the same deployment at half the load, run from a file.
-    QVERIFY(w.add_to_comparison());
+    QVERIFY(w.compare()->add_shown_result());
     QTemporaryDir dir;
     nlohmann::json half = *w.document()->json();
     half["name"] = "quickstart at 8 req/s";
@@ -79,14 +81,14 @@ class ScreenshotTest : public QObject {
     QVERIFY(half_file.open(QIODevice::WriteOnly));
     half_file.write(QByteArray::fromStdString(half.dump(2)));
     half_file.close();
-    QSignalSpy compared(w.compare_runner(), &SimulationRunner::finished);
-    QVERIFY(w.compare_files({half_path}));
+    QSignalSpy compared(w.compare()->runner(), &SimulationRunner::finished);
+    QVERIFY(w.compare()->compare_files({half_path}));
     QTRY_COMPARE_WITH_TIMEOUT(compared.count(), 1, 30000);
 
     // Trade-offs: max_num_seqs from starved to generous on the same load.
-    w.tradeoff_view()->set_knob("engine.max_num_seqs", "4,8,16,32,64,128");
-    QSignalSpy swept(w.sweep_runner(), &SweepRunner::finished);
-    QVERIFY(w.run_sweep());
+    w.tradeoffs()->view()->set_knob("engine.max_num_seqs", "4,8,16,32,64,128");
+    QSignalSpy swept(w.tradeoffs()->runner(), &SweepRunner::finished);
+    QVERIFY(w.tradeoffs()->run_sweep());
     QTRY_COMPARE_WITH_TIMEOUT(swept.count(), 1, 60000);
 
     const char* names[] = {"summary", "memory", "timeline", "latency", "tradeoffs", "compare"};
