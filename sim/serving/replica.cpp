@@ -1,9 +1,7 @@
 #include "sim/serving/replica.h"
 
-#include <cmath>
 #include <string>
 
-#include "sim/workload/request_prompt.h"
 #include "sim/workload/synthetic_prompt.h"
 
 namespace servesim {
@@ -13,30 +11,17 @@ Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost
     : index_(index),
       options_(options),
       scheduler_(config),
-      executor_(cost_model, options.sliding_window) {}
+      executor_(cost_model, options.sliding_window),
+      ledger_(index, config.max_model_len, options.vocab_size) {}
 
 void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener) {
-  const int max_len = scheduler_.config().max_model_len;
-  if (static_cast<int64_t>(spec.prompt_tokens) + spec.output_tokens > max_len) {
-    // vLLM's API server refuses prompt + max_tokens beyond max_model_len before scheduling.
-    RequestRecord r;
-    r.id = spec.id;
-    r.replica = index_;
-    r.arrival_s = spec.arrival_s;
-    r.prompt_tokens = spec.prompt_tokens;
-    r.status = RequestOutcome::kRejected;
-    r.step_index = spec.step_index;
-    listener.on_request_left(spec, r);
+  RequestRecord rejected;
+  std::optional<Request> request = ledger_.admit(spec, rejected);
+  if (!request) {
+    listener.on_request_left(spec, rejected);
     return;
   }
-  Request request;
-  request.id = spec.id;
-  request_prompt_into(spec, options_.vocab_size, request.prompt_token_ids);
-  request.max_output_tokens = spec.output_tokens;
-  request.ignore_eos = true;
-  request.arrival_s = spec.arrival_s;
-  in_flight_.emplace(spec.id, InFlightRequest{spec});
-  if (!scheduler_.add_request(std::move(request))) {
+  if (!scheduler_.add_request(std::move(*request))) {
     for (const FinishedRequest& done : scheduler_.finished()) {
       if (done.id == spec.id) report_left(done, now_s, listener);
     }
@@ -57,11 +42,7 @@ std::optional<double> Replica::begin_step(double now_s) {
   step_start_s_ = now_s;
   last_step_tokens_ = out.total_num_tokens;
   for (const ScheduledSequence& s : out.sequences) {
-    if (!s.is_prefill) continue;
-    auto it = in_flight_.find(s.request_id);
-    if (it != in_flight_.end() && std::isnan(it->second.first_scheduled_s)) {
-      it->second.first_scheduled_s = now_s;
-    }
+    ledger_.on_scheduled(s.request_id, s.is_prefill, now_s);
   }
   const double duration_s = executor_.step_time_s(out);
   for (size_t op = 0; op < kNumOps; ++op) op_totals_.op_s[op] += executor_.last_step().op_s[op];
@@ -75,17 +56,13 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
   result_.sampled_token_ids.clear();
   for (const ScheduledSequence& s : out.sequences) {
     if (!s.samples) continue;
-    auto it = in_flight_.find(s.request_id);
-    InFlightRequest& f = it->second;
+    const RequestSpec& spec = *ledger_.spec(s.request_id);
     const uint64_t position = static_cast<uint64_t>(s.num_computed_tokens + s.num_new_tokens);
     result_.sampled_token_ids.push_back(
-        synthetic_stream_token(f.spec.session, position, options_.vocab_size));
-    if (std::isnan(f.first_token_s)) {
-      f.first_token_s = now_s;
-    } else {
-      listener.on_inter_token_gap(f.spec, now_s - f.last_token_s);
+        synthetic_stream_token(spec.session, position, options_.vocab_size));
+    if (const std::optional<double> gap_s = ledger_.on_token(s.request_id, now_s)) {
+      listener.on_inter_token_gap(spec, *gap_s);
     }
-    f.last_token_s = now_s;
   }
   scheduler_.update(out, result_);
   busy_ = false;
@@ -96,17 +73,14 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
 }
 
 void Replica::report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener) {
-  auto it = in_flight_.find(done.id);
-  if (it == in_flight_.end()) return;
-  const RequestRecord record = it->second.to_record(done, index_, now_s);
-  const RequestSpec spec = std::move(it->second.spec);
-  in_flight_.erase(it);
-  listener.on_request_left(spec, record);
+  if (const std::optional<RequestLedger::Left> left = ledger_.leave(done, now_s)) {
+    listener.on_request_left(left->spec, left->record);
+  }
 }
 
 ReplicaLoad Replica::load() const {
   ReplicaLoad l;
-  l.outstanding = static_cast<int64_t>(in_flight_.size());
+  l.outstanding = ledger_.outstanding();
   l.kv_usage = scheduler_.stats().kv_usage;
   return l;
 }

@@ -18,13 +18,12 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/sched/scheduler.h"
 #include "models/cost_model.h"
 #include "sim/core/request_record.h"
-#include "sim/serving/in_flight_request.h"
+#include "sim/serving/request_ledger.h"
 #include "sim/serving/router.h"
 #include "sim/serving/simulated_executor.h"
 #include "sim/workload/request_source.h"
@@ -85,7 +84,7 @@ class Replica {
   ReplicaOptions options_;
   Scheduler scheduler_;
   SimulatedExecutor executor_;
-  std::unordered_map<uint64_t, InFlightRequest> in_flight_;
+  RequestLedger ledger_;
   const SchedulerOutput* current_ = nullptr;
   StepResult result_;
   bool busy_ = false;

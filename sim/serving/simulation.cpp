@@ -5,8 +5,8 @@
 #include "models/config_error.h"
 #include "models/cost_model_factory.h"
 #include "sim/core/event_loop.h"
-#include "sim/metrics/stepwise_metrics.h"
 #include "sim/serving/replica.h"
+#include "sim/serving/run_report.h"
 
 namespace servesim {
 namespace {
@@ -23,13 +23,8 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
         observer_(observer),
         source_(make_request_source(sim.config_.workload)),
         router_(sim.config_.router, sim.config_.seed ^ 0x726f75746572ULL),
-        metrics_(sim.config_.metrics) {
+        report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer) {
     const SimulationConfig& c = sim.config_;
-    if (c.workload.kind == WorkloadKind::kStepped) {
-      by_step_ =
-          std::make_unique<StepwiseMetrics>(static_cast<int>(c.workload.steps.size()),
-                                            c.workload.step_duration_s, c.step_warmup_s, c.metrics);
-    }
     ReplicaOptions options;
     options.vocab_size = c.model.vocab_size;
     options.sliding_window = c.model.sliding_window;
@@ -48,22 +43,11 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
     const StopReason reason = loop_.run(*this, observer_);
 
     SimulationResult result;
-    result.summary = metrics_.summary();
-    if (by_step_) {
-      for (int step = 0; step < by_step_->steps(); ++step) {
-        result.by_step.push_back(by_step_->summary(step));
-      }
-    }
+    result.summary = report_.summary();
+    result.by_step = report_.by_step();
     for (const auto& replica : replicas_) {
-      const SchedulerStats st = replica->scheduler().stats();
-      ReplicaSummary s;
-      s.steps = replica->steps();
-      s.busy_s = replica->busy_s();
-      s.preemptions = st.num_preemptions_total;
-      s.prefix_cache_hit_rate = st.prefix_cache_hit_rate();
-      s.evicted_blocks = st.num_evicted_blocks;
-      s.op_totals = replica->op_totals();
-      result.replicas.push_back(s);
+      result.replicas.push_back(RunReport::replica_summary(
+          replica->scheduler().stats(), replica->steps(), replica->busy_s(), replica->op_totals()));
       result.extrapolated_steps += replica->extrapolated_steps();
     }
     result.fingerprint = loop_.fingerprint().hex();
@@ -100,15 +84,12 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   Progress progress() const override { return {done_, source_->expected_total()}; }
 
   void on_inter_token_gap(const RequestSpec& request, double gap_s) override {
-    metrics_.add_itl(gap_s, request.id, request.arrival_s);
-    if (by_step_) by_step_->add_itl(gap_s, request.id, request.arrival_s, request.step_index);
+    report_.inter_token_gap(request, gap_s);
   }
 
   void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
     ++done_;
-    metrics_.add(record);
-    if (by_step_) by_step_->add(record);
-    observer_.on_request_done(record);
+    report_.request_left(record);
     source_->on_request_done(request, loop_.now_s());
     schedule_next_arrival();
   }
@@ -164,16 +145,9 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   void on_sample() {
     bool active = !source_->finished();
     for (const auto& replica : replicas_) {
-      const SchedulerStats st = replica->scheduler().stats();
-      TimeSample s;
-      s.time_s = loop_.now_s();
-      s.replica = replica->index();
-      s.running = st.num_running;
-      s.waiting = st.num_waiting;
-      s.kv_usage = st.kv_usage;
-      s.tokens_in_step = replica->busy() ? replica->last_step_tokens() : 0;
-      s.preemptions_total = static_cast<int>(st.num_preemptions_total);
-      observer_.on_sample(s);
+      observer_.on_sample(RunReport::sample(loop_.now_s(), replica->index(),
+                                            replica->scheduler().stats(),
+                                            replica->busy() ? replica->last_step_tokens() : 0));
       active = active || replica->has_unfinished();
     }
     if (active) loop_.schedule_in(sim_.config_.sample_interval_s, EventKind::kSample);
@@ -184,8 +158,7 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   EventLoop loop_;
   std::unique_ptr<RequestSource> source_;
   Router router_;
-  MetricsCollector metrics_;
-  std::unique_ptr<StepwiseMetrics> by_step_;  // stepped workloads only
+  RunReport report_;
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;

@@ -1,0 +1,57 @@
+#include "sim/serving/run_report.h"
+
+namespace servesim {
+
+RunReport::RunReport(const MetricsOptions& metrics, const WorkloadSpec& workload,
+                     double step_warmup_s, Observer& observer)
+    : observer_(observer), metrics_(metrics) {
+  if (workload.kind == WorkloadKind::kStepped) {
+    by_step_ = std::make_unique<StepwiseMetrics>(static_cast<int>(workload.steps.size()),
+                                                 workload.step_duration_s, step_warmup_s, metrics);
+  }
+}
+
+void RunReport::inter_token_gap(const RequestSpec& request, double gap_s) {
+  metrics_.add_itl(gap_s, request.id, request.arrival_s);
+  if (by_step_) by_step_->add_itl(gap_s, request.id, request.arrival_s, request.step_index);
+}
+
+void RunReport::request_left(const RequestRecord& record) {
+  metrics_.add(record);
+  if (by_step_) by_step_->add(record);
+  observer_.on_request_done(record);
+}
+
+std::vector<MetricsSummary> RunReport::by_step() const {
+  std::vector<MetricsSummary> steps;
+  if (!by_step_) return steps;
+  for (int step = 0; step < by_step_->steps(); ++step) steps.push_back(by_step_->summary(step));
+  return steps;
+}
+
+TimeSample RunReport::sample(double now_s, int replica, const SchedulerStats& stats,
+                             int tokens_in_step) {
+  TimeSample s;
+  s.time_s = now_s;
+  s.replica = replica;
+  s.running = stats.num_running;
+  s.waiting = stats.num_waiting;
+  s.kv_usage = stats.kv_usage;
+  s.tokens_in_step = tokens_in_step;
+  s.preemptions_total = static_cast<int>(stats.num_preemptions_total);
+  return s;
+}
+
+ReplicaSummary RunReport::replica_summary(const SchedulerStats& stats, int64_t steps, double busy_s,
+                                          const StepTime& op_totals) {
+  ReplicaSummary s;
+  s.steps = steps;
+  s.busy_s = busy_s;
+  s.preemptions = stats.num_preemptions_total;
+  s.prefix_cache_hit_rate = stats.prefix_cache_hit_rate();
+  s.evicted_blocks = stats.num_evicted_blocks;
+  s.op_totals = op_totals;
+  return s;
+}
+
+}  // namespace servesim

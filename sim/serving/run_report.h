@@ -1,0 +1,55 @@
+// RunReport: what a serving loop reports as it runs — every request's record and inter-token
+// gap into the metrics (and per load step, for stepped workloads), each record to the
+// Observer — and the summaries it ends with: MetricsSummary, per-step summaries, TimeSamples
+// and ReplicaSummaries from SchedulerStats. Shared by the Simulation and the real-time
+// EngineServer, so `servesim simulate` and `servesim engine run` report alike.
+//
+// Owns its metrics; borrows the Observer, which must outlive it. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "engine/sched/scheduler_output.h"
+#include "models/cost_model.h"
+#include "sim/core/observer.h"
+#include "sim/core/request_record.h"
+#include "sim/metrics/metrics.h"
+#include "sim/metrics/replica_summary.h"
+#include "sim/metrics/stepwise_metrics.h"
+#include "sim/workload/request_source.h"
+#include "sim/workload/workload.h"
+
+namespace servesim {
+
+class RunReport {
+ public:
+  // Throws ConfigError for invalid metrics options. step_warmup_s: seconds left out at each
+  // load step's start (stepped workloads).
+  RunReport(const MetricsOptions& metrics, const WorkloadSpec& workload, double step_warmup_s,
+            Observer& observer);
+
+  void inter_token_gap(const RequestSpec& request, double gap_s);
+  // A request left (finished or rejected) with this record.
+  void request_left(const RequestRecord& record);
+
+  MetricsSummary summary() const { return metrics_.summary(); }
+  // One summary per load step; empty unless the workload is stepped.
+  std::vector<MetricsSummary> by_step() const;
+
+  // A time-series sample of one replica's scheduler at now_s.
+  static TimeSample sample(double now_s, int replica, const SchedulerStats& stats,
+                           int tokens_in_step);
+  // What a replica did over the run: its steps, seconds in steps, per-op totals and the
+  // scheduler's preemption and prefix-cache counters.
+  static ReplicaSummary replica_summary(const SchedulerStats& stats, int64_t steps, double busy_s,
+                                        const StepTime& op_totals);
+
+ private:
+  Observer& observer_;
+  MetricsCollector metrics_;
+  std::unique_ptr<StepwiseMetrics> by_step_;  // stepped workloads only
+};
+
+}  // namespace servesim
