@@ -45,7 +45,7 @@ struct PlanCandidate {
 
   // What the search found. This and the next block are what the search steps write; a step
   // run across processes sends them to every rank (outcome_fields() in
-  // plan/planner.cpp lists them: a field added here must be added there).
+  // plan/candidate_outcome.h lists them: a field added here must be added there).
   CandidateStatus status = CandidateStatus::kInvalid;
   std::string reason;    // pruned/failed: why; else what limits the load
   std::string limit;     // "KV capacity", "compute", "bandwidth", "SLO ttft:p99", "memory", ...

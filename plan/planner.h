@@ -24,6 +24,11 @@
 // byte-identical whatever the thread count. Across processes (mpirun), each step's
 // candidates are split among the ranks of a WorkShare and every rank receives every
 // result before the next step, so every rank's report is the one a process alone makes.
+// plan() runs its phases in order over one PlanState (plan/plan_state.h), each in its own
+// file: SLO targets and checks (slo_check.h), candidate enumeration and memory pruning
+// (candidate_enumeration.h), the load search (load_search.h), full-cluster verification
+// (cluster_verification.h), ranking (candidate_ranking.h), the Pareto frontier
+// (pareto_frontier.h); the report and its renderings are plan_report.h.
 // Thread-safety: plan() is re-entrant; PlanReport is a plain value.
 #pragma once
 

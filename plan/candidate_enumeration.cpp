@@ -1,0 +1,151 @@
+#include "plan/candidate_enumeration.h"
+
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "models/config_error.h"
+#include "plan/candidate_outcome.h"
+#include "plan/plan_text.h"
+
+namespace servesim {
+namespace {
+
+constexpr int kDefaultTp[] = {1, 2, 4, 8};
+
+struct ParallelAxes {
+  std::vector<int> tps;
+  std::vector<int> pps;
+  std::vector<int> seqs;  // max_num_seqs values; 0 takes vLLM's default for the GPU
+};
+
+std::vector<HardwareSpec> gpu_axis(const PlanState& state) {
+  const PlanOptions& o = state.options;
+  if (is_fixed(o, "gpu")) return {state.scenario.config.gpu};
+  if (o.gpus.empty()) return state.catalog.gpus();
+  std::vector<HardwareSpec> gpus;
+  for (const std::string& g : o.gpus) gpus.push_back(state.catalog.resolve_gpu(g));
+  return gpus;
+}
+
+ParallelAxes parallel_axes(const PlanState& state) {
+  const PlanOptions& o = state.options;
+  const SimulationConfig& base = state.scenario.config;
+  ParallelAxes axes;
+  axes.tps = o.tp;
+  if (axes.tps.empty()) {
+    if (is_fixed(o, "parallel.tensor_parallel_size")) {
+      axes.tps = {base.parallel.tp};
+    } else {
+      axes.tps.assign(std::begin(kDefaultTp), std::end(kDefaultTp));
+    }
+  }
+  axes.pps = o.pp.empty() ? std::vector<int>{base.parallel.pp} : o.pp;
+  axes.seqs = o.max_num_seqs.empty() ? std::vector<int>{base.engine.max_num_seqs} : o.max_num_seqs;
+  return axes;
+}
+
+// Limits that not even the smallest, cheapest replica meets are a mistake in the input,
+// not a plan with no feasible candidate.
+void check_limits_reachable(const PlanState& state, const ParallelAxes& axes) {
+  const PlanOptions& o = state.options;
+  const int min_replica_gpus = *std::min_element(axes.tps.begin(), axes.tps.end()) *
+                               *std::min_element(axes.pps.begin(), axes.pps.end());
+  if (o.max_gpus && *o.max_gpus < min_replica_gpus) {
+    throw ConfigError("contradictory limits: --max-gpus " + std::to_string(*o.max_gpus) +
+                      " is below the smallest replica (" + std::to_string(min_replica_gpus) +
+                      " GPUs from --tp x --pp)");
+  }
+  if (o.max_budget_per_hour) {
+    double cheapest = std::numeric_limits<double>::infinity();  // dollars per GPU-hour
+    for (const HardwareSpec& g : state.gpus) cheapest = std::min(cheapest, g.price_per_hour_usd);
+    if (cheapest * min_replica_gpus > *o.max_budget_per_hour) {
+      throw ConfigError(format_number("contradictory limits: --max-budget-per-hour %.2f",
+                                      *o.max_budget_per_hour) +
+                        format_number(" buys no replica (the cheapest costs $%.2f/hour)",
+                                      cheapest * min_replica_gpus));
+    }
+  }
+}
+
+// Resolves the candidate's engine flags and sizes its memory; on a rejection marks it
+// invalid, or does-not-fit when only memory rules it out.
+MemoryPlan prune(PlanCandidate& c, const ModelSpec& model, const HardwareSpec& gpu,
+                 EngineConfig engine) {
+  const ParallelConfig parallel{c.tp, c.pp, 1};
+  MemoryPlan mp;
+  try {
+    parallel.validate(model);
+    engine.resolved_for(model, gpu).validate(model);
+    mp = MemoryPlan::compute_unchecked(model, gpu, parallel, engine);
+    c.engine = mp.engine;
+    c.max_num_seqs = mp.engine.max_num_seqs;
+    c.kv_cache_tokens = mp.kv_cache_tokens;
+    c.status = CandidateStatus::kFeasible;
+    // compute() throws the memory planner's own one-line reason.
+    if (!mp.fits()) MemoryPlan::compute(model, gpu, parallel, engine);
+  } catch (const ConfigError& e) {
+    if (c.status != CandidateStatus::kFeasible) {
+      mark_invalid(c, e.what());
+      return mp;
+    }
+    c.reason = e.what();
+    c.gap = kInfiniteGap;
+    c.status = CandidateStatus::kDoesNotFit;
+    c.limit = "memory";
+    c.suggestion =
+        "more GPUs per replica (TP/PP), a GPU with more memory, or a lower "
+        "max_model_len";
+  }
+  return mp;
+}
+
+void add_candidate(PlanState& state, size_t g, int tp, int pp, int max_num_seqs) {
+  const HardwareSpec& gpu = state.gpus[g];
+  PlanCandidate c;
+  c.gpu = gpu.name;
+  c.tp = tp;
+  c.pp = pp;
+  c.gpus_per_replica = tp * pp;
+  c.price_per_gpu_hour = gpu.price_per_hour_usd;
+  EngineConfig engine = state.scenario.config.engine;
+  engine.max_num_seqs = max_num_seqs;
+  MemoryPlan mp = prune(c, state.scenario.config.model, gpu, engine);
+  c.replicas = 1;
+  c.total_gpus = c.gpus_per_replica;
+  c.cost_per_hour = c.total_gpus * c.price_per_gpu_hour;
+  if (c.status == CandidateStatus::kFeasible) within_limits(c, state.options);
+  state.candidates.push_back(std::move(c));
+  state.gpu_of.push_back(g);
+  state.memory_plans.push_back(std::move(mp));
+}
+
+}  // namespace
+
+void enumerate_candidates(PlanState& state) {
+  state.gpus = gpu_axis(state);
+  const ParallelAxes axes = parallel_axes(state);
+  check_limits_reachable(state, axes);
+  for (size_t g = 0; g < state.gpus.size(); ++g) {
+    for (int tp : axes.tps) {
+      for (int pp : axes.pps) {
+        for (int max_num_seqs : axes.seqs) add_candidate(state, g, tp, pp, max_num_seqs);
+      }
+    }
+  }
+  const std::vector<PlanCandidate>& candidates = state.candidates;
+  if (std::all_of(candidates.begin(), candidates.end(),
+                  [](const PlanCandidate& c) { return c.status == CandidateStatus::kInvalid; })) {
+    throw ConfigError(
+        "plan: empty candidate set: no GPU x --tp x --pp x --max-num-seqs "
+        "combination is valid" +
+        (candidates.empty() ? std::string() : " (" + candidates.front().reason + ")"));
+  }
+  state.order.resize(candidates.size());
+  for (size_t i = 0; i < state.order.size(); ++i) state.order[i] = i;
+  state.report.enumerated = candidates.size();
+}
+
+}  // namespace servesim

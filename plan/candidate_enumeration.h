@@ -1,0 +1,19 @@
+// Candidate enumeration and pruning (phase 2 of plan(), plan/planner.h): the GPU, TP, PP
+// and max_num_seqs axes from the options (or the scenario's values), every combination in
+// that order, and the verdicts that need no simulation — parallelism the engine rejects,
+// a deployment MemoryPlan says does not fit, one replica beyond --max-gpus or the budget.
+// Ownership: writes into the PlanState it is given (plan/plan_state.h says which fields).
+// Thread-safety: runs on the calling thread; every rank computes the same candidates alone.
+// Invariant: on return every survivor has status kFeasible, engine flags resolved and one
+// replica priced; the others carry their reason and rank after any survivor.
+#pragma once
+
+#include "plan/plan_state.h"
+
+namespace servesim {
+
+// Throws ConfigError for an unknown GPU, limits no replica can meet, or a candidate set
+// with no valid combination.
+void enumerate_candidates(PlanState& state);
+
+}  // namespace servesim

@@ -1,0 +1,107 @@
+#include "plan/evaluator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace servesim {
+namespace {
+
+// An open-loop run keeps up when completed requests/s reach this fraction of the offered
+// rate; below it the queue grows without bound and a longer run would miss every SLO.
+constexpr double kMinThroughputFraction = 0.9;
+
+}  // namespace
+
+Evaluator::Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann::json open_arrival)
+    : slos_(options.slos),
+      max_error_rate_(options.max_error_rate),
+      target_load_(options.load),
+      base_(std::move(base)),
+      open_arrival_(std::move(open_arrival)) {
+  const WorkloadSpec& w = base_.workload;
+  reuses_prefixes_ = w.shared_prefix.has_value() || w.multi_turn.has_value();
+  longest_request_tokens_ =
+      w.prompt_tokens.distribution().max() + w.output_tokens.distribution().max();
+  if (!open_arrival_.is_null()) {
+    base_mean_qps_ = ArrivalProcess::from_json(open_arrival_, "workload.arrival").mean_rate_qps();
+  }
+}
+
+SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate& c, int replicas,
+                                   PlanLoad load, double value, uint64_t requests) const {
+  SimulationConfig cfg = base_;
+  cfg.gpu = gpu;
+  cfg.parallel = ParallelConfig{c.tp, c.pp, replicas};
+  cfg.engine.max_num_seqs = c.max_num_seqs;
+  cap_kv_blocks(cfg, c);
+  cfg.metrics.price_per_gpu_hour = 0;  // each GPU's own catalog price
+  cfg.sample_interval_s = 0;
+  cfg.workload.num_requests = requests;
+  cfg.workload.steps.clear();
+  set_load(cfg.workload, load, value);
+  return cfg;
+}
+
+// Blocks beyond what max_num_seqs sequences of the longest request can hold are never used
+// when no prefix is ever reused, yet allocating them costs more than a short run on a large
+// deployment; capping them leaves every scheduling decision unchanged.
+void Evaluator::cap_kv_blocks(SimulationConfig& cfg, const PlanCandidate& c) const {
+  if (cfg.engine.num_gpu_blocks_override || reuses_prefixes_) return;
+  const double per_seq = std::min<double>(c.engine.max_model_len, longest_request_tokens_);
+  const int64_t needed = static_cast<int64_t>(c.max_num_seqs) *
+                         (static_cast<int64_t>(std::ceil(per_seq / c.engine.block_size)) + 1);
+  if (needed < c.kv_cache_tokens / c.engine.block_size) {
+    cfg.engine.num_gpu_blocks_override = needed;
+  }
+}
+
+void Evaluator::set_load(WorkloadSpec& w, PlanLoad load, double value) const {
+  if (load == PlanLoad::kConcurrency) {
+    // Clients of a closed-loop scenario keep their think time when the target counts
+    // clients; the saturation probe of a QPS plan wants a full batch, so none.
+    if (w.kind != WorkloadKind::kClosedLoop || target_load_ == PlanLoad::kQps) {
+      w.think_time_s = Distribution::fixed(0.0);
+    }
+    w.kind = WorkloadKind::kClosedLoop;
+    w.clients = std::max(1, static_cast<int>(value));
+    return;
+  }
+  w.kind = WorkloadKind::kOpenLoop;
+  if (open_arrival_.is_null()) {
+    w.arrival = ArrivalProcess::poisson(value);
+    return;
+  }
+  // Scale the scenario's own process so its burstiness (gamma CV, on/off) is kept.
+  nlohmann::json a = open_arrival_;
+  a["rate_qps"] = a["rate_qps"].get<double>() * value / base_mean_qps_;
+  w.arrival = ArrivalProcess::from_json(a, "workload.arrival");
+}
+
+Evaluation Evaluator::evaluate(const SimulationConfig& cfg, double offered_qps,
+                               bool early_stop) const {
+  Simulation simulation(cfg);
+  SloWatch watch(slos_, max_error_rate_, cfg.workload.num_requests, cfg.metrics);
+  NullObserver quiet;
+  Observer& observer = early_stop ? static_cast<Observer&>(watch) : quiet;
+  const SimulationResult result = simulation.run(observer);
+  Evaluation e;
+  e.summary = result.summary;
+  e.steps = result.replicas.empty() ? 0 : result.replicas.front().steps;
+  e.failed = watch.failed();
+  if (e.failed.empty()) e.failed = first_missed_slo(result.summary, slos_);
+  if (!e.failed.empty()) return e;
+  const double errors = std::isnan(result.summary.error_rate) ? 0 : result.summary.error_rate;
+  if (errors > max_error_rate_) {
+    e.failed = "error rate";
+    return e;
+  }
+  if (!std::isnan(offered_qps) &&
+      !(result.summary.request_throughput >= kMinThroughputFraction * offered_qps)) {
+    e.failed = "throughput";
+    return e;
+  }
+  e.pass = true;
+  return e;
+}
+
+}  // namespace servesim

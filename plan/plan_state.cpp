@@ -1,0 +1,160 @@
+#include "plan/plan_state.h"
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "models/config_error.h"
+#include "models/json_file.h"
+#include "plan/candidate_outcome.h"
+#include "plan/slo_check.h"
+
+namespace servesim {
+namespace {
+
+void check_numbers(const PlanOptions& o) {
+  const char* target = o.load == PlanLoad::kQps ? "--target-qps" : "--target-concurrency";
+  if (!(o.target_load > 0) || !std::isfinite(o.target_load)) {
+    throw ConfigError(std::string(target) + " must be > 0");
+  }
+  if (o.load == PlanLoad::kConcurrency && o.target_load != std::floor(o.target_load)) {
+    throw ConfigError("--target-concurrency must be a whole number of clients");
+  }
+  if (!(o.max_error_rate >= 0 && o.max_error_rate < 1)) {
+    throw ConfigError("--max-error-rate must be in [0, 1), e.g. 0.01");
+  }
+  if (o.top_k < 1) throw ConfigError("--top must be >= 1");
+  if (o.requests < 20 || o.requests > 10000000) {
+    throw ConfigError("--requests must be in [20, 10000000]");
+  }
+  for (const auto& [name, list] : {std::pair<const char*, const std::vector<int>*>{"--tp", &o.tp},
+                                   {"--pp", &o.pp},
+                                   {"--max-num-seqs", &o.max_num_seqs}}) {
+    for (int v : *list) {
+      if (v < 1)
+        throw ConfigError(std::string(name) + " values must be >= 1, got " + std::to_string(v));
+    }
+  }
+  if (o.max_gpus && *o.max_gpus < 1) throw ConfigError("--max-gpus must be >= 1");
+  if (o.max_budget_per_hour && !(*o.max_budget_per_hour > 0)) {
+    throw ConfigError("--max-budget-per-hour must be > 0 dollars");
+  }
+}
+
+// A candidate list and a --fix of the same key would each claim to decide it.
+void check_fixed_keys(const PlanOptions& o) {
+  for (const auto& [key, listed] : {std::pair<const char*, bool>{"gpu", !o.gpus.empty()},
+                                    {"parallel.tensor_parallel_size", !o.tp.empty()},
+                                    {"parallel.pipeline_parallel_size", !o.pp.empty()},
+                                    {"engine.max_num_seqs", !o.max_num_seqs.empty()}}) {
+    if (listed && is_fixed(o, key)) {
+      throw ConfigError(std::string("--fix ") + key +
+                        " contradicts the candidate list given for it; drop one");
+    }
+  }
+}
+
+std::string resolve_workload_path(const std::string& path, const std::string& base_dir) {
+  const std::filesystem::path candidate = std::filesystem::path(base_dir) / path;
+  if (base_dir.empty() || std::filesystem::path(path).is_absolute() ||
+      !std::filesystem::exists(candidate)) {
+    return path;
+  }
+  return candidate.string();
+}
+
+// The scenario's open-loop arrival JSON, which each evaluation scales to keep its shape;
+// null for a closed loop or a workload without one.
+nlohmann::json open_arrival_of(const nlohmann::json& scenario_json, WorkloadKind kind,
+                               const std::string& base_dir) {
+  if (kind != WorkloadKind::kOpenLoop) return nlohmann::json();
+  nlohmann::json w = scenario_json.at("workload");
+  if (w.is_string()) w = load_json_file(resolve_workload_path(w.get<std::string>(), base_dir));
+  return w.contains("arrival") ? w["arrival"] : nlohmann::json();
+}
+
+}  // namespace
+
+bool is_fixed(const PlanOptions& options, const std::string& key) {
+  return std::any_of(options.fixed.begin(), options.fixed.end(),
+                     [&](const std::string& f) { return f.rfind(key + "=", 0) == 0; });
+}
+
+struct PlanState::Inputs {
+  PlanOptions options;
+  Scenario scenario;
+  nlohmann::json open_arrival;
+};
+
+PlanState::Inputs PlanState::read_inputs(const PlanOptions& options, const Catalog& catalog) {
+  Inputs in{options, Scenario(), nlohmann::json()};
+  PlanOptions& o = in.options;
+  check_numbers(o);
+  check_unique_slos(o.slos);
+  check_fixed_keys(o);
+  const bool from_file = !o.scenario_path.empty();
+  if (!from_file && !o.scenario.is_object()) {
+    throw ConfigError(
+        "plan: no workload: give a scenario file, or --model NAME --input-len N --output-len N");
+  }
+  const std::string origin = from_file ? o.scenario_path : "command line";
+  nlohmann::json scenario_json = from_file ? load_json_file(o.scenario_path) : o.scenario;
+  apply_overrides(scenario_json, o.fixed);
+  const std::string base_dir = std::filesystem::path(o.scenario_path).parent_path().string();
+  in.scenario = parse_scenario(scenario_json, base_dir, origin, catalog);
+  const SimulationConfig& base = in.scenario.config;
+  if (base.workload.kind == WorkloadKind::kTrace) {
+    throw ConfigError(origin +
+                      ": workload: plan scales a synthetic workload; a trace has fixed arrivals "
+                      "(use a poisson/gamma/closed workload with the trace's lengths)");
+  }
+  if (o.slos.empty()) o.slos = slos_from_scenario(base.metrics.slo);
+  if (o.slos.empty()) {
+    throw ConfigError("plan: no SLO given; add --slo ttft:p99=0.5" +
+                      (from_file ? " (or an slo block to " + o.scenario_path + ")" : ""));
+  }
+  in.open_arrival = open_arrival_of(scenario_json, base.workload.kind, base_dir);
+  return in;
+}
+
+PlanState::PlanState(const PlanOptions& options, const Catalog& catalog, WorkShare& share)
+    : PlanState(read_inputs(options, catalog), catalog, share) {}
+
+PlanState::PlanState(Inputs inputs, const Catalog& catalog_in, WorkShare& share_in)
+    : catalog(catalog_in),
+      share(share_in),
+      options(std::move(inputs.options)),
+      scenario(std::move(inputs.scenario)),
+      evaluator(options, scenario.config, std::move(inputs.open_arrival)) {
+  const ModelSpec& model = scenario.config.model;
+  report.model = model.name;
+  report.model_repo = model.hf_repo;
+  report.scenario = scenario.name;
+  report.load = options.load;
+  report.target_load = options.target_load;
+  report.slos = options.slos;
+  report.max_error_rate = options.max_error_rate;
+  report.requests = options.requests;
+}
+
+void PlanState::share_for_candidates(const std::vector<size_t>& items,
+                                     const std::function<void(size_t)>& body,
+                                     SharedOutcome shared) {
+  const bool with_probe = shared == SharedOutcome::kCandidateAndProbe;
+  share_for(
+      share, items.size(), options.threads, [&](size_t k) { body(items[k]); },
+      [&](size_t k, ByteWriter& out) {
+        auto write = [&](const auto& v) { out.write(v); };
+        outcome_fields(candidates[items[k]], write);
+        if (with_probe) evaluation_fields(probes[items[k]], write);
+      },
+      [&](size_t k, ByteReader& in) {
+        auto read = [&](auto& v) { in.read(v); };
+        outcome_fields(candidates[items[k]], read);
+        if (with_probe) evaluation_fields(probes[items[k]], read);
+      });
+}
+
+}  // namespace servesim
