@@ -185,14 +185,19 @@ SchedulerConfig scheduler_config_for(const SimulationConfig& config, const Memor
   return sc;
 }
 
+void check_run_settings(const SimulationConfig& config) {
+  if (!(config.static_batch_timeout_s >= 0)) {
+    throw ConfigError("engine.static_batch_timeout_s must be >= 0");
+  }
+  if (!(config.sample_interval_s >= 0)) {
+    throw ConfigError("metrics.sample_interval_s must be >= 0");
+  }
+}
+
 Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   plan_ = MemoryPlan::compute(config_.model, config_.gpu, config_.parallel, config_.engine);
   scheduler_config_ = scheduler_config_for(config_, plan_);
-  if (!(config_.static_batch_timeout_s >= 0)) {
-    throw ConfigError("engine.static_batch_timeout_s must be >= 0");
-  }
-  if (!(config_.sample_interval_s >= 0))
-    throw ConfigError("metrics.sample_interval_s must be >= 0");
+  check_run_settings(config_);
   config_.metrics.num_gpus = config_.parallel.total_gpus();
   if (config_.metrics.price_per_gpu_hour == 0) {
     config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;

@@ -77,6 +77,10 @@ struct SimulationResult {
 // settings.
 SchedulerConfig scheduler_config_for(const SimulationConfig& config, const MemoryPlan& plan);
 
+// The run's own settings (static-batch timeout, sample interval) as both serving loops check
+// them. Throws ConfigError naming the key.
+void check_run_settings(const SimulationConfig& config);
+
 class Simulation {
  public:
   // Throws ConfigError when the deployment does not fit or a setting is invalid.
