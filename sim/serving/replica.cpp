@@ -56,13 +56,11 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
   result_.sampled_token_ids.clear();
   for (const ScheduledSequence& s : out.sequences) {
     if (!s.samples) continue;
-    const RequestSpec& spec = *ledger_.spec(s.request_id);
+    const RequestLedger::TokenTime t = ledger_.on_token(s.request_id, now_s);
     const uint64_t position = static_cast<uint64_t>(s.num_computed_tokens + s.num_new_tokens);
     result_.sampled_token_ids.push_back(
-        synthetic_stream_token(spec.session, position, options_.vocab_size));
-    if (const std::optional<double> gap_s = ledger_.on_token(s.request_id, now_s)) {
-      listener.on_inter_token_gap(spec, *gap_s);
-    }
+        synthetic_stream_token(t.spec->session, position, options_.vocab_size));
+    if (t.gap_s) listener.on_inter_token_gap(*t.spec, *t.gap_s);
   }
   scheduler_.update(out, result_);
   busy_ = false;

@@ -38,23 +38,18 @@ void RequestLedger::on_scheduled(uint64_t id, bool is_prefill, double start_s) {
   }
 }
 
-std::optional<double> RequestLedger::on_token(uint64_t id, double now_s) {
+RequestLedger::TokenTime RequestLedger::on_token(uint64_t id, double now_s) {
   auto it = in_flight_.find(id);
-  if (it == in_flight_.end()) return std::nullopt;
+  if (it == in_flight_.end()) return {};
   InFlightRequest& f = it->second;
-  std::optional<double> gap_s;
+  TokenTime t{&f.spec, std::nullopt};
   if (std::isnan(f.first_token_s)) {
     f.first_token_s = now_s;
   } else {
-    gap_s = now_s - f.last_token_s;
+    t.gap_s = now_s - f.last_token_s;
   }
   f.last_token_s = now_s;
-  return gap_s;
-}
-
-const RequestSpec* RequestLedger::spec(uint64_t id) const {
-  auto it = in_flight_.find(id);
-  return it == in_flight_.end() ? nullptr : &it->second.spec;
+  return t;
 }
 
 std::optional<RequestLedger::Left> RequestLedger::leave(const FinishedRequest& done, double now_s) {

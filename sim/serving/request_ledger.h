@@ -37,12 +37,14 @@ class RequestLedger {
   // scheduling. Unknown ids are ignored.
   void on_scheduled(uint64_t id, bool is_prefill, double start_s);
 
-  // Request `id` produced a token at now_s: the gap since its previous token, or nullopt for
-  // its first token (or an unknown id).
-  std::optional<double> on_token(uint64_t id, double now_s);
-
-  // The spec of an in-flight request; nullptr when `id` is not in flight.
-  const RequestSpec* spec(uint64_t id) const;
+  // Request `id` produced a token at now_s. One lookup per token (this is the simulator's
+  // hottest path): the request's spec (nullptr for an unknown id) and the gap since its
+  // previous token (nullopt for its first).
+  struct TokenTime {
+    const RequestSpec* spec = nullptr;
+    std::optional<double> gap_s;  // seconds
+  };
+  TokenTime on_token(uint64_t id, double now_s);
 
   struct Left {
     RequestSpec spec;
