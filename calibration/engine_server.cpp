@@ -9,11 +9,8 @@
 #include <thread>
 #include <unordered_map>
 
+#include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"
-#ifdef SERVESIM_WITH_CUDA
-#include "engine/runtime/cuda_model_runner.h"
-#include "engine/runtime/cuda_weights.h"
-#endif
 #include "models/config_error.h"
 #include "sim/metrics/stepwise_metrics.h"
 #include "sim/serving/in_flight_request.h"
@@ -105,17 +102,9 @@ class EngineServer::Run {
     if (server.options_.backend == Backend::kCpu || !server.options_.checkpoint.empty()) {
       return std::make_unique<Engine>(server.weights_, options);
     }
-#ifdef SERVESIM_WITH_CUDA
     return std::make_unique<Engine>(
-        std::make_unique<CudaModelRunner>(
-            CudaWeights::random(server.config_.model, server.config_.seed),
-            CudaModelRunnerOptions{server.scheduler_config_.num_gpu_blocks,
-                                   server.scheduler_config_.block_size, server.options_.profile}),
+        *load_weights(server.options_.backend, server.config_.model, {}, server.config_.seed),
         options);
-#else
-    throw ConfigError(
-        "this build has no CUDA backend (rebuild with -DSERVESIM_CUDA=ON on a machine with nvcc)");
-#endif
   }
 
   EngineServeResult run() {
@@ -302,19 +291,7 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
     : config_(config), options_(options) {
   const bool cpu = options_.backend == Backend::kCpu;
   if (cpu) check_model_size(config_.model, options_.force);
-  if (!cpu) {
-#ifdef SERVESIM_WITH_CUDA
-    try {
-      require_cuda_device();
-    } catch (const ConfigError& e) {
-      throw ConfigError(std::string("--backend cuda: ") + e.what());
-    }
-#else
-    throw ConfigError(
-        "--backend cuda: this build has no CUDA backend (rebuild with -DSERVESIM_CUDA=ON on a "
-        "machine with nvcc)");
-#endif
-  }
+  require_backend(options_.backend);
   Weights::check_supported(config_.model);
   if (options_.num_threads < 1) throw ConfigError("--threads must be >= 1");
   if (config_.batching != SchedulingPolicy::kContinuous) {

@@ -1,8 +1,8 @@
-// ProfileTarget: what `calibrate profile` measures on — a backend's Runner with weights it
-// owns, the device's name and dtypes, and the device's measured ceilings (read bandwidth and
-// GEMM rate) — built for the CPU (fp32 ModelRunner over seeded random weights) or, in a CUDA
-// build, the GPU (bf16 CudaModelRunner over weights drawn on the device, so an 8B model
-// needs no 32 GB of host fp32 first).
+// ProfileTarget: what `calibrate profile` measures on — a backend's Runner (sharing the weights
+// it was built over), the device's name and dtypes, and the device's measured ceilings (read
+// bandwidth and GEMM rate) — built through engine/runtime/backend.h for the CPU (fp32 over
+// seeded random weights) or a GPU (bf16 over weights drawn on the device, so an 8B model needs
+// no 32 GB of host fp32 first).
 //
 // Move-only; one thread drives its runner.
 #pragma once
@@ -12,7 +12,6 @@
 #include <string>
 
 #include "engine/runtime/runner.h"
-#include "engine/runtime/weights.h"
 #include "models/dtype.h"
 #include "models/model_spec.h"
 
@@ -28,9 +27,8 @@ struct ProfileTargetOptions {
 };
 
 struct ProfileTarget {
-  std::unique_ptr<Weights> cpu_weights;  // the CPU runner borrows them; null on the GPU
-  std::unique_ptr<Runner> runner;        // profiling on: per-op times in RunnerOutput::op_s
-  std::string device;                    // CPU model name or GPU name
+  std::unique_ptr<Runner> runner;  // profiling on: per-op times in RunnerOutput::op_s
+  std::string device;              // CPU model name or GPU name
   DType weight_dtype = DType::kFp32;
   DType kv_dtype = DType::kFp32;
   // {"read_bandwidth_Bps": .., "gemm_flops": ..}; empty unless measure_device.

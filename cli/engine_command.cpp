@@ -2,24 +2,15 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"
-#include "kernels/cpu_isa.h"
-#include "kernels/cpu_roofline.h"
-#include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/metrics/percentile.h"
-#ifdef SERVESIM_WITH_CUDA
-#include "engine/runtime/cuda_model_runner.h"
-#include "kernels/cuda/cuda_device.h"
-#include "kernels/cuda/cuda_error.h"
-#include "kernels/cuda/cuda_roofline.h"
-#endif
 
 namespace servesim {
 namespace {
@@ -52,16 +43,13 @@ double prefill_flops(const ModelSpec& m, int batch, int len) {
                   2.0 * m.vocab_size * m.hidden_size);
 }
 
-// What the points run on: the backend's weights behind an engine factory, and the ceilings
-// measured on its hardware.
+// What the points run on: the backend's weights, shared by one engine per run, and the
+// ceilings measured on its hardware.
 struct BenchTarget {
-  ModelSpec spec;
-  int64_t num_params = 0;
-  int64_t weight_bytes_per_step = 0;  // bytes of weights a decode step streams
-  int kv_element_bytes = 4;           // 4 (fp32, CPU) or 2 (bf16, CUDA)
-  std::function<std::unique_ptr<Engine>(const EngineOptions&)> make_engine;
-  double bandwidth_Bps = 0;  // measured memory (CPU) or HBM (CUDA) read bandwidth
-  double gemm_flops = 0;     // measured Eigen (CPU) or cuBLAS bf16 (CUDA) GEMM rate
+  Backend backend = Backend::kCpu;
+  std::shared_ptr<const BackendWeights> weights;
+  int kv_element_bytes = 4;  // 4 (fp32, CPU) or 2 (bf16, CUDA)
+  DeviceCeilings ceilings;   // memory or HBM read bandwidth; Eigen or cuBLAS bf16 GEMM rate
   int gemm_size = 0;         // the square GEMM that rate was measured on
   std::string device;        // the GPU's name; empty on the CPU
 };
@@ -73,7 +61,7 @@ double kv_bytes_per_token(const ModelSpec& m, int element_bytes) {
 
 BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, int batch,
                      int prompt_len) {
-  const ModelSpec& m = target.spec;
+  const ModelSpec& m = target.weights->spec();
   SchedulerConfig sc;
   sc.max_num_seqs = batch;
   sc.max_num_batched_tokens = std::max(batch * prompt_len, batch);  // one prefill step
@@ -83,15 +71,14 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
       static_cast<int64_t>(batch) * ((prompt_len + o.gen_len + sc.block_size - 1) / sc.block_size) +
       2;
   sc.enable_prefix_caching = false;
-  EngineOptions eo{sc, o.threads, o.profile, o.backend == "cuda" ? Backend::kCuda : Backend::kCpu};
+  const EngineOptions eo{sc, o.threads, o.profile, target.backend};
 
   std::vector<double> prefill_steps, decode_steps;
   OpSeconds prefill_op_sum{}, decode_op_sum{};
   SamplingRng rng(o.seed);
   // Run 0 warms up (page faults in the KV cache and activations, thread wake-up).
   for (int run = 0; run <= o.repeats; ++run) {
-    const std::unique_ptr<Engine> engine_ptr = target.make_engine(eo);
-    Engine& engine = *engine_ptr;
+    Engine engine(*target.weights, eo);
     for (int b = 0; b < batch; ++b) {
       Request r;
       r.id = static_cast<uint64_t>(b + 1);
@@ -127,7 +114,7 @@ BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, i
     p.decode_step_s = percentile(decode_steps, 50);
     p.decode_tokens_per_s = batch / p.decode_step_s;
     const double mean_context = prompt_len + o.gen_len / 2.0;
-    p.decode_bytes_per_s = (static_cast<double>(target.weight_bytes_per_step) +
+    p.decode_bytes_per_s = (static_cast<double>(target.weights->bytes_read_per_step()) +
                             batch * mean_context * kv_bytes_per_token(m, target.kv_element_bytes)) /
                            p.decode_step_s;
   }
@@ -153,20 +140,16 @@ std::string op_milliseconds_text(const OpSeconds& op_s) {
   return text;
 }
 
-void check_backend(const EngineCommandOptions& o) {
-  if (o.backend == "cpu") return;
-  if (o.backend != "cuda") throw ConfigError("--backend '" + o.backend + "': expected cpu or cuda");
-#ifdef SERVESIM_WITH_CUDA
-  if (cuda::device_count() == 0) {
-    throw ConfigError(
-        "engine bench: --backend cuda: no CUDA device found (the CUDA runtime reports none; "
-        "check the driver and CUDA_VISIBLE_DEVICES)");
+// The backend's one-line errors (unknown name, no CUDA in this build, no device), as the
+// bench's.
+Backend checked_backend(const EngineCommandOptions& o) {
+  try {
+    const Backend backend = parse_backend(o.backend);
+    require_backend(backend);
+    return backend;
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string("engine bench: ") + e.what());
   }
-#else
-  throw ConfigError(
-      "engine bench: --backend cuda: this build has no CUDA backend (rebuild with "
-      "-DSERVESIM_CUDA=ON on a machine with nvcc)");
-#endif
 }
 
 void check_options(const EngineCommandOptions& o, const ModelSpec& m) {
@@ -189,88 +172,50 @@ void check_options(const EngineCommandOptions& o, const ModelSpec& m) {
   }
 }
 
-BenchTarget cpu_target(const EngineCommandOptions& o, const ModelSpec& spec) {
-  auto weights = std::make_shared<const Weights>(
-      o.checkpoint.empty() ? Weights::random(spec, o.seed)
-                           : Weights::load_safetensors(spec, o.checkpoint));
+// Checkpoints are read on the host (and uploaded as bf16 to a GPU); random weights are drawn
+// where they run, so a Llama-3-8B needs no 32 GB of host fp32 for the CUDA bench.
+BenchTarget make_target(const EngineCommandOptions& o, Backend backend, const ModelSpec& spec) {
   BenchTarget t;
-  t.spec = spec;
-  t.num_params = weights->num_params();
-  t.weight_bytes_per_step = weights->bytes_read_per_step();
-  t.kv_element_bytes = sizeof(float);
-  t.make_engine = [weights](const EngineOptions& eo) {
-    return std::make_unique<Engine>(*weights, eo);
-  };
-  ThreadPool pool(o.threads);
-  t.bandwidth_Bps =
-      measure_read_bandwidth_Bps(pool, o.bandwidth_buffer_mib << 20, 2 * o.repeats + 1);
-  t.gemm_size = o.gemm_size;
-  t.gemm_flops = measure_gemm_flops(pool, o.gemm_size, o.gemm_size, o.gemm_size, o.repeats);
+  t.backend = backend;
+  t.weights = load_weights(backend, spec, o.checkpoint, o.seed);
+  t.kv_element_bytes = static_cast<int>(dtype_bytes(backend_dtype(backend)));
+  CeilingOptions c{.num_threads = o.threads,
+                   .read_bytes = o.bandwidth_buffer_mib << 20,
+                   .read_repeats = 2 * o.repeats + 1,
+                   .gemm_size = o.gemm_size,
+                   .gemm_repeats = o.repeats};
+  if (backend == Backend::kCuda) {
+    t.device = device_name(backend);
+    // A GPU needs a far larger GEMM than a CPU to reach its rate: 8192^3 unless --gemm-size.
+    if (o.bench->count("--gemm-size") == 0) c.gemm_size = 8192;
+    c.gemm_repeats = 2 * o.repeats + 1;
+  }
+  t.gemm_size = c.gemm_size;
+  t.ceilings = measure_ceilings(backend, c);
   return t;
-}
-
-#ifdef SERVESIM_WITH_CUDA
-// Checkpoints are read on the host and uploaded as bf16; random weights are drawn on the device
-// (a Llama-3-8B in fp32 would need 32 GB of host memory).
-BenchTarget cuda_target(const EngineCommandOptions& o, const ModelSpec& spec) {
-  const std::shared_ptr<const CudaWeights> weights =
-      o.checkpoint.empty() ? CudaWeights::random(spec, o.seed)
-                           : CudaWeights::upload(Weights::load_safetensors(spec, o.checkpoint));
-  BenchTarget t;
-  t.spec = spec;
-  t.num_params = weights->num_params();
-  t.weight_bytes_per_step = weights->bytes_read_per_step();
-  t.kv_element_bytes = 2;
-  t.make_engine = [weights](const EngineOptions& eo) {
-    return std::make_unique<Engine>(
-        std::make_unique<CudaModelRunner>(
-            weights, CudaModelRunnerOptions{eo.scheduler.num_gpu_blocks, eo.scheduler.block_size,
-                                            eo.profile}),
-        eo);
-  };
-  t.device = cuda::current_device_info().name;
-  t.bandwidth_Bps =
-      cuda::measure_hbm_read_bandwidth_Bps(o.bandwidth_buffer_mib << 20, 2 * o.repeats + 1);
-  // A GPU needs a far larger GEMM than a CPU to reach its rate: 8192^3 unless --gemm-size.
-  t.gemm_size = o.bench->count("--gemm-size") > 0 ? o.gemm_size : 8192;
-  t.gemm_flops =
-      cuda::measure_cublas_gemm_flops(t.gemm_size, t.gemm_size, t.gemm_size, 2 * o.repeats + 1);
-  return t;
-}
-#endif
-
-BenchTarget make_target(const EngineCommandOptions& o, const ModelSpec& spec) {
-#ifdef SERVESIM_WITH_CUDA
-  if (o.backend == "cuda") return cuda_target(o, spec);
-#endif
-  return cpu_target(o, spec);
 }
 
 int run_bench(const EngineCommandOptions& o) {
   Catalog catalog;
   const ModelSpec spec = catalog.resolve_model(o.model);
   Weights::check_supported(spec);
-  check_backend(o);
+  const Backend backend = checked_backend(o);
   check_options(o, spec);
   BenchTarget target;
   std::vector<BenchPoint> points;
-  const auto measure = [&] {
-    target = make_target(o, spec);
+  // A failing device call (out of device memory, a kernel fault) is reported, not a crash.
+  try {
+    target = make_target(o, backend, spec);
     for (int b : o.batches) {
       for (int p : o.prompt_lens) points.push_back(run_point(target, o, b, p));
     }
-  };
-#ifdef SERVESIM_WITH_CUDA
-  // A failing CUDA call (out of device memory, a kernel fault) is reported, not a crash.
-  try {
-    measure();
-  } catch (const cuda::CudaError& e) {
+  } catch (const DeviceError& e) {
     throw ConfigError(std::string("engine bench: --backend cuda: ") + e.what());
   }
-#else
-  measure();
-#endif
-  const double bandwidth_Bps = target.bandwidth_Bps, gemm_flops = target.gemm_flops;
+  const double bandwidth_Bps = target.ceilings.read_bandwidth_Bps;
+  const double gemm_flops = target.ceilings.gemm_flops;
+  const int64_t num_params = target.weights->num_params();
+  const int64_t weight_bytes_per_step = target.weights->bytes_read_per_step();
 
   if (o.json) {
     nlohmann::json j;
@@ -278,12 +223,12 @@ int run_bench(const EngineCommandOptions& o) {
     j["backend"] = o.backend;
     j["threads"] = o.threads;
     if (!target.device.empty()) j["device"] = target.device;
-    j["params"] = target.num_params;
-    j["weight_bytes_read_per_step"] = target.weight_bytes_per_step;
+    j["params"] = num_params;
+    j["weight_bytes_read_per_step"] = weight_bytes_per_step;
     j["read_bandwidth_Bps"] = bandwidth_Bps;
     j["gemm_flops"] = gemm_flops;
     j["gemm_size"] = target.gemm_size;
-    j["cpu_isa"] = cpu_isa_name(active_cpu_isa());
+    j["cpu_isa"] = cpu_kernels_isa();
     j["gen_len"] = o.gen_len;
     j["repeats"] = o.repeats;
     nlohmann::json rows = nlohmann::json::array();
@@ -311,8 +256,8 @@ int run_bench(const EngineCommandOptions& o) {
     std::printf(
         "engine bench: %s (%.1f M params, %.1f MB of fp32 weights read per decode step), "
         "backend cpu, threads %d, kernels %s\n",
-        spec.name.c_str(), target.num_params / 1e6, target.weight_bytes_per_step / 1e6, o.threads,
-        cpu_isa_name(active_cpu_isa()));
+        spec.name.c_str(), num_params / 1e6, weight_bytes_per_step / 1e6, o.threads,
+        cpu_kernels_isa());
     std::printf(
         "machine: memory read %.2f GB/s (%lld MiB buffer), Eigen GEMM %.1f GFLOP/s "
         "(%d^3); medians of repeated runs\n\n",
@@ -322,8 +267,7 @@ int run_bench(const EngineCommandOptions& o) {
     std::printf(
         "engine bench: %s (%.1f M params, %.1f MB of bf16 weights read per decode step), "
         "backend cuda, %s\n",
-        spec.name.c_str(), target.num_params / 1e6, target.weight_bytes_per_step / 1e6,
-        target.device.c_str());
+        spec.name.c_str(), num_params / 1e6, weight_bytes_per_step / 1e6, target.device.c_str());
     std::printf(
         "device: HBM read %.2f GB/s (%lld MiB buffer), cuBLAS bf16 GEMM %.1f GFLOP/s "
         "(%d^3); medians of repeated runs\n\n",

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/engine_server.h"
+#include "engine/runtime/backend.h"
 #include "models/config_error.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/serving/scenario.h"
@@ -31,12 +32,6 @@ class RunObserver final : public Observer {
  private:
   std::unique_ptr<ResultWriter> writer_;
 };
-
-Backend parse_backend(const std::string& backend) {
-  if (backend == "cpu") return Backend::kCpu;
-  if (backend == "cuda") return Backend::kCuda;
-  throw ConfigError("--backend '" + backend + "': expected cpu or cuda");
-}
 
 }  // namespace
 

@@ -12,7 +12,7 @@
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "cli/sweep_command.h"
-#include "kernels/cpu_isa.h"
+#include "engine/runtime/backend.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/memory_plan.h"
@@ -71,7 +71,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", [] {
     return "servesim " + servesim_version() + " (git " + servesim_git_revision() +
-           "), CPU kernels " + cpu_isa_summary();
+           "), CPU kernels " + cpu_kernels_summary();
   });
 
   bool json = false;

@@ -4,40 +4,25 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/runtime/model_runner.h"
 #include "models/config_error.h"
-#ifdef SERVESIM_WITH_CUDA
-#include "engine/runtime/cuda_model_runner.h"
-#endif
 
 namespace servesim {
 namespace {
 
+RunnerOptions runner_options(const EngineOptions& o) {
+  return {.num_blocks = o.scheduler.num_gpu_blocks,
+          .block_size = o.scheduler.block_size,
+          .num_threads = o.num_threads,
+          .profile = o.profile};
+}
+
+// Host weights on options.backend; the CPU runner borrows them (an owner-less shared_ptr).
 std::unique_ptr<Runner> make_runner(const Weights& weights, const EngineOptions& o) {
-  if (o.backend == Backend::kCpu) {
-    return std::make_unique<ModelRunner>(
-        weights, ModelRunnerOptions{o.scheduler.num_gpu_blocks, o.scheduler.block_size,
-                                    o.num_threads, o.profile});
-  }
-#ifdef SERVESIM_WITH_CUDA
-  return std::make_unique<CudaModelRunner>(
-      CudaWeights::upload(weights),
-      CudaModelRunnerOptions{o.scheduler.num_gpu_blocks, o.scheduler.block_size, o.profile});
-#else
-  throw ConfigError(
-      "this build has no CUDA backend (rebuild with -DSERVESIM_CUDA=ON on a machine with nvcc)");
-#endif
+  const std::shared_ptr<const Weights> borrowed(std::shared_ptr<const Weights>(), &weights);
+  return upload_weights(o.backend, borrowed)->make_runner(runner_options(o));
 }
 
 }  // namespace
-
-bool cuda_backend_built() {
-#ifdef SERVESIM_WITH_CUDA
-  return true;
-#else
-  return false;
-#endif
-}
 
 // The scheduler is built first so that a bad scheduler config is reported as such, before the
 // runner sizes its cache from it.
@@ -45,6 +30,12 @@ Engine::Engine(const Weights& weights, const EngineOptions& options)
     : options_(options),
       scheduler_(options.scheduler),
       runner_(make_runner(weights, options)),
+      epoch_(Clock::now()) {}
+
+Engine::Engine(const BackendWeights& weights, const EngineOptions& options)
+    : options_(options),
+      scheduler_(options.scheduler),
+      runner_(weights.make_runner(runner_options(options))),
       epoch_(Clock::now()) {}
 
 Engine::Engine(std::unique_ptr<Runner> runner, const EngineOptions& options)

@@ -1,15 +1,15 @@
-// Engine: servesim's inference engine loop — the shared Scheduler plus a Runner (the CPU
-// ModelRunner or, when built with SERVESIM_CUDA, the CudaModelRunner), as nano-vllm's step:
-// schedule(), run the model, sample, update(). Sampled tokens stream to a callback; each step
-// can be written as one JSON line (StepTrace) for calibration.
+// Engine: servesim's inference engine loop — the shared Scheduler plus a Runner of either
+// backend (engine/runtime/backend.h: the CPU ModelRunner or the CudaModelRunner), as
+// nano-vllm's step: schedule(), run the model, sample, update(). Sampled tokens stream to a
+// callback; each step can be written as one JSON line (StepTrace) for calibration.
 //
 //   Engine engine(weights, options);
 //   engine.set_token_callback([](uint64_t id, int32_t tok) { ... });
 //   engine.add_request(std::move(req), SamplingParams{0.7f, 0.9f, seed});
 //   while (engine.has_unfinished()) engine.step();
 //
-// Ownership: borrows `weights` (CPU backend); owns the scheduler, the runner and one Sampler
-// per live request. Not thread-safe: one thread drives it.
+// Ownership: borrows host `weights` (CPU backend), shares BackendWeights; owns the scheduler,
+// the runner and one Sampler per live request. Not thread-safe: one thread drives it.
 #pragma once
 
 #include <chrono>
@@ -20,6 +20,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/runtime/backend.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/step_trace.h"
 #include "engine/runtime/weights.h"
@@ -27,11 +28,6 @@
 #include "kernels/sampler.h"
 
 namespace servesim {
-
-enum class Backend {
-  kCpu,   // ModelRunner: fp32 on the CPU
-  kCuda,  // CudaModelRunner: bf16 weights and KV cache on the current CUDA device
-};
 
 struct EngineOptions {
   // Scheduling and KV-cache size: num_gpu_blocks and block_size size the runner's cache.
@@ -41,17 +37,17 @@ struct EngineOptions {
   Backend backend = Backend::kCpu;
 };
 
-// Whether this build has the CUDA backend (configured with SERVESIM_CUDA).
-bool cuda_backend_built();
-
 class Engine {
  public:
   using TokenCallback = std::function<void(uint64_t request_id, int32_t token)>;
 
   // Runs `weights` on options.backend (the CUDA backend uploads them as bf16). Throws
-  // ConfigError for a bad scheduler config or runner options, for the CUDA backend in a build
-  // without it, or when no CUDA device is found.
+  // ConfigError for a bad scheduler config or runner options, or a backend that cannot run
+  // here (require_backend).
   Engine(const Weights& weights, const EngineOptions& options);
+  // Runs weights already on a backend (load_weights), sharing them; options.backend is
+  // theirs then.
+  Engine(const BackendWeights& weights, const EngineOptions& options);
   // Drives a runner built by the caller (e.g. a CudaModelRunner over weights drawn on the
   // device); options.backend and num_threads are the runner's business then.
   Engine(std::unique_ptr<Runner> runner, const EngineOptions& options);

@@ -2,11 +2,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "engine/runtime/engine.h"
+#include "engine/runtime/backend.h"
 #include "tests/cli/cli_runner.h"
 
 namespace servesim {
@@ -107,6 +108,28 @@ TEST(EngineBenchCommand, CudaBackendNeedsTheBuildAndADevice) {
              ? "engine bench: --backend cuda: no CUDA device found"
              : "engine bench: --backend cuda: this build has no CUDA backend (rebuild with "
                "-DSERVESIM_CUDA=ON on a machine with nvcc)");
+}
+
+// The CUDA module is opened only when used: a module path that does not exist costs
+// --version and the CPU bench nothing, and `--backend cuda` names it and the loader's reason in
+// one line. A build without CUDA has no module to look for and says so.
+TEST(EngineBenchCommand, AMissingCudaModuleIsOneLineAndOnlyForCuda) {
+  const std::string missing = (fs::temp_directory_path() / "servesim_no_such_module.so").string();
+  ::setenv("SERVESIM_CUDA_BACKEND", missing.c_str(), 1);
+  const CliResult version = run_servesim("--version");
+  const std::string bench = "engine bench --prompt-len 8 --model " + tiny_model_file() + kSmall;
+  const CliResult cpu = run_servesim(bench);
+  const CliResult cuda = run_servesim(bench + " --backend cuda");
+  ::unsetenv("SERVESIM_CUDA_BACKEND");
+  EXPECT_EQ(version.exit_code, 0) << version.err;
+  EXPECT_EQ(cpu.exit_code, 0) << cpu.err;
+  if (!cuda_backend_built()) {
+    expect_one_line_error(cuda, "this build has no CUDA backend");
+    return;
+  }
+  expect_one_line_error(
+      cuda, "engine bench: --backend cuda: cannot load the CUDA backend module " + missing + ": ");
+  EXPECT_NE(cuda.err.find("No such file"), std::string::npos) << cuda.err;
 }
 
 }  // namespace
