@@ -7,14 +7,12 @@
 #include <memory>
 #include <optional>
 #include <thread>
-#include <unordered_map>
 
 #include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"
 #include "models/config_error.h"
-#include "sim/metrics/stepwise_metrics.h"
-#include "sim/serving/in_flight_request.h"
-#include "sim/workload/request_prompt.h"
+#include "sim/serving/request_ledger.h"
+#include "sim/serving/run_report.h"
 #include "sim/workload/workload.h"
 
 namespace servesim {
@@ -26,10 +24,9 @@ constexpr int64_t kBytesPerMib = int64_t{1} << 20;
 // Longest uninterrupted sleep while waiting for an arrival, so a stop request is seen soon.
 constexpr double kMaxSleepS = 0.1;
 
-// fp32 keys and values of one token over all layers (the engine's cache is fp32).
+// Keys and values of one token over all layers, in the engine's fp32 cache.
 int64_t kv_bytes_per_token(const ModelSpec& m) {
-  return int64_t{2} * m.num_layers * m.num_kv_heads * m.head_dim *
-         static_cast<int64_t>(sizeof(float));
+  return static_cast<int64_t>(m.kv_bytes_per_token(DType::kFp32, 1));
 }
 
 std::string format_billions(int64_t params) {
@@ -82,13 +79,9 @@ class EngineServer::Run {
         observer_(observer),
         source_(make_request_source(server.config_.workload)),
         engine_(make_engine(server)),
-        metrics_(metrics_options()) {
-    const SimulationConfig& c = server.config_;
-    if (c.workload.kind == WorkloadKind::kStepped) {
-      by_step_ = std::make_unique<StepwiseMetrics>(static_cast<int>(c.workload.steps.size()),
-                                                   c.workload.step_duration_s, c.step_warmup_s,
-                                                   metrics_options());
-    }
+        ledger_(0, server.scheduler_config_.max_model_len, server.config_.model.vocab_size),
+        report_(metrics_options(), server.config_.workload, server.config_.step_warmup_s,
+                observer) {
     engine_->set_trace_stream(server.options_.trace);
     // As vLLM's start-up profile run: the first request must not pay for buffer growth.
     engine_->warm_up();
@@ -164,27 +157,13 @@ class EngineServer::Run {
 
   void admit(const RequestSpec& spec, double now) {
     ++admitted_;
-    const SchedulerConfig& sc = server_.scheduler_config_;
-    if (static_cast<int64_t>(spec.prompt_tokens) + spec.output_tokens > sc.max_model_len) {
-      // As the simulator's Replica (and vLLM's API server): refused before scheduling.
-      RequestRecord r;
-      r.id = spec.id;
-      r.replica = 0;
-      r.arrival_s = spec.arrival_s;
-      r.prompt_tokens = spec.prompt_tokens;
-      r.status = RequestOutcome::kRejected;
-      r.step_index = spec.step_index;
-      report(spec, r, now);
+    RequestRecord rejected;
+    std::optional<Request> request = ledger_.admit(spec, rejected);
+    if (!request) {
+      report(spec, rejected, now);
       return;
     }
-    Request request;
-    request.id = spec.id;
-    request_prompt_into(spec, server_.weights_.spec.vocab_size, request.prompt_token_ids);
-    request.max_output_tokens = spec.output_tokens;
-    request.ignore_eos = true;
-    request.arrival_s = spec.arrival_s;
-    in_flight_.emplace(spec.id, InFlightRequest{spec});
-    if (!engine_->add_request(std::move(request))) {
+    if (!engine_->add_request(std::move(*request))) {
       for (const FinishedRequest& done : engine_->finished()) {
         if (done.id == spec.id) leave(done, now);
       }
@@ -206,36 +185,23 @@ class EngineServer::Run {
     for (const StepSequenceTrace& s : trace.sequences) {
       last_step_tokens_ += s.new_tokens;
       served.shape.add_sequence(s.new_tokens, s.context_tokens, s.prefill, s.token >= 0);
-      auto it = in_flight_.find(s.request_id);
-      if (it == in_flight_.end()) continue;
-      InFlightRequest& f = it->second;
-      if (s.prefill && std::isnan(f.first_scheduled_s)) f.first_scheduled_s = start_s;
+      ledger_.on_scheduled(s.request_id, s.prefill, start_s);
       if (s.token < 0) continue;
-      if (std::isnan(f.first_token_s)) {
-        f.first_token_s = end_s;
-      } else {
-        const double gap_s = end_s - f.last_token_s;
-        metrics_.add_itl(gap_s, f.spec.id, f.spec.arrival_s);
-        if (by_step_) by_step_->add_itl(gap_s, f.spec.id, f.spec.arrival_s, f.spec.step_index);
-      }
-      f.last_token_s = end_s;
+      const RequestLedger::TokenTime t = ledger_.on_token(s.request_id, end_s);
+      if (t.gap_s) report_.inter_token_gap(*t.spec, *t.gap_s);
     }
     for (const FinishedRequest& done : engine_->finished()) leave(done, end_s);
   }
 
   void leave(const FinishedRequest& done, double now) {
-    auto it = in_flight_.find(done.id);
-    if (it == in_flight_.end()) return;
-    const InFlightRequest f = std::move(it->second);
-    in_flight_.erase(it);
-    report(f.spec, f.to_record(done, 0, now), now);
+    if (const std::optional<RequestLedger::Left> left = ledger_.leave(done, now)) {
+      report(left->spec, left->record, now);
+    }
   }
 
   void report(const RequestSpec& spec, const RequestRecord& record, double now) {
-    metrics_.add(record);
-    if (by_step_) by_step_->add(record);
+    report_.request_left(record);
     result_.records.push_back(record);
-    observer_.on_request_done(record);
     observer_.on_progress(now, result_.records.size(), expected_total());
     // Closed-loop clients and multi-turn sessions schedule their next request from here.
     source_->on_request_done(spec, now);
@@ -248,39 +214,25 @@ class EngineServer::Run {
   }
 
   void sample() {
-    const SchedulerStats st = engine_->scheduler().stats();
-    TimeSample s;
-    s.time_s = now_s();
-    s.running = st.num_running;
-    s.waiting = st.num_waiting;
-    s.kv_usage = st.kv_usage;
-    s.tokens_in_step = last_step_tokens_;
-    s.preemptions_total = static_cast<int>(st.num_preemptions_total);
-    observer_.on_sample(s);
+    observer_.on_sample(
+        RunReport::sample(now_s(), 0, engine_->scheduler().stats(), last_step_tokens_));
   }
 
   void finish_result() {
-    result_.summary = metrics_.summary();
-    if (by_step_) {
-      for (int step = 0; step < by_step_->steps(); ++step) {
-        result_.by_step.push_back(by_step_->summary(step));
-      }
-    }
-    const SchedulerStats st = engine_->scheduler().stats();
+    result_.summary = report_.summary();
+    result_.by_step = report_.by_step();
     ReplicaSummary& e = result_.engine;
-    e.preemptions = st.num_preemptions_total;
-    e.prefix_cache_hit_rate = st.prefix_cache_hit_rate();
-    e.evicted_blocks = st.num_evicted_blocks;
-    e.op_totals.total_s = e.busy_s;
+    StepTime op_totals = e.op_totals;
+    op_totals.total_s = e.busy_s;
+    e = RunReport::replica_summary(engine_->scheduler().stats(), e.steps, e.busy_s, op_totals);
   }
 
   const EngineServer& server_;
   Observer& observer_;
   std::unique_ptr<RequestSource> source_;
   std::unique_ptr<Engine> engine_;
-  MetricsCollector metrics_;
-  std::unique_ptr<StepwiseMetrics> by_step_;  // stepped workloads only
-  std::unordered_map<uint64_t, InFlightRequest> in_flight_;
+  RequestLedger ledger_;
+  RunReport report_;
   Clock::time_point epoch_;
   uint64_t admitted_ = 0;     // requests popped from the source, rejected ones included
   int last_step_tokens_ = 0;  // tokens computed by the latest step
@@ -302,9 +254,10 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
     throw ConfigError("the engine serves one replica; the scenario has data_parallel_size " +
                       std::to_string(config_.parallel.dp));
   }
-  // The simulator's scheduler settings, exactly: Simulation resolves the vLLM defaults and
-  // checks the scenario as `servesim simulate` does.
-  scheduler_config_ = Simulation(config_).scheduler_config();
+  // The simulator's scheduler settings, exactly: the vLLM defaults the memory plan resolves.
+  check_run_settings(config_);
+  scheduler_config_ = scheduler_config_for(
+      config_, MemoryPlan::compute(config_.model, config_.gpu, config_.parallel, config_.engine));
   scheduler_config_.num_gpu_blocks = size_kv_blocks(scheduler_config_, config_.model, options_);
   scheduler_config_.validate();
   if (!options_.checkpoint.empty()) {
