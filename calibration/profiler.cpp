@@ -12,7 +12,6 @@
 #include "calibration/profile_target.h"
 #include "calibration/shape_batch.h"
 #include "engine/runtime/weights.h"
-#include "kernels/sampler.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/core/rng.h"
@@ -173,7 +172,7 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
       const Clock::time_point t0 = Clock::now();
       const RunnerOutput& res = runner.execute(batch.output(), batch.tokens());
       const Clock::time_point t1 = Clock::now();
-      for (int k = 0; k < res.num_samples; ++k) argmax(res.row(k, vocab));
+      for (int k = 0; k < res.num_samples; ++k) res.greedy_token(k, vocab);
       const Clock::time_point t2 = Clock::now();
       ProfileSample s;
       s.shape = i;

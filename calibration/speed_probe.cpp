@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "calibration/shape_batch.h"
-#include "kernels/sampler.h"
 #include "models/config_error.h"
 #include "sim/metrics/percentile.h"
 
@@ -67,7 +66,7 @@ std::vector<double> SpeedProbe::measure_steps(int repeats) {
     for (size_t i = 0; i < batches.size(); ++i) {
       const Clock::time_point t0 = Clock::now();
       const RunnerOutput& out = target_.runner->execute(batches[i]->output(), batches[i]->tokens());
-      for (int k = 0; k < out.num_samples; ++k) argmax(out.row(k, vocab_));
+      for (int k = 0; k < out.num_samples; ++k) out.greedy_token(k, vocab_);
       if (r >= 0) times[i].push_back(std::chrono::duration<double>(Clock::now() - t0).count());
     }
   }

@@ -13,13 +13,13 @@
 #include <span>
 #include <vector>
 
-#include "engine/sched/scheduler.h"
-#include "models/cost_model.h"
+#include "engine/sched/scheduler_output.h"
 #include "models/model_spec.h"
+#include "models/op.h"
 
 namespace servesim {
 
-using OpSeconds = std::array<double, kNumOps>;  // seconds per Op (models/cost_model.h)
+using OpSeconds = std::array<double, kNumOps>;  // seconds per Op (models/op.h)
 
 struct RunnerOutput {
   int num_samples = 0;        // entries of the SchedulerOutput with samples == true
@@ -29,6 +29,9 @@ struct RunnerOutput {
   std::span<const float> row(int sample, int vocab) const {
     return {logits.data() + static_cast<size_t>(sample) * vocab, static_cast<size_t>(vocab)};
   }
+  // The greedy token of row `sample` (lowest id on ties), as the engine's sampler picks it at
+  // temperature 0: what calibration times as the sampling op.
+  int32_t greedy_token(int sample, int vocab) const;
 };
 
 class Runner {
