@@ -54,9 +54,10 @@ struct BenchTarget {
   std::string device;        // the GPU's name; empty on the CPU
 };
 
-// Keys and values of one token over all layers.
+// Keys and values of one token over all layers, in the backend's cache dtype (fp32 on the
+// CPU, bf16 on CUDA).
 double kv_bytes_per_token(const ModelSpec& m, int element_bytes) {
-  return 2.0 * m.num_layers * m.num_kv_heads * m.head_dim * element_bytes;
+  return m.kv_bytes_per_token(element_bytes == 2 ? DType::kBf16 : DType::kFp32, 1);
 }
 
 BenchPoint run_point(const BenchTarget& target, const EngineCommandOptions& o, int batch,
