@@ -10,7 +10,7 @@
 #include "calibration/build_info.h"
 #include "calibration/profile_run.h"
 #include "calibration/profile_target.h"
-#include "calibration/shape_batch.h"
+#include "engine/runtime/shape_batch.h"
 #include "engine/runtime/weights.h"
 #include "models/catalog.h"
 #include "models/config_error.h"

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <memory>
 
-#include "calibration/shape_batch.h"
+#include "engine/runtime/shape_batch.h"
 #include "models/config_error.h"
 #include "sim/metrics/percentile.h"
 

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "engine/runtime/shape_batch.h"
 #include "models/config_error.h"
 
 namespace servesim {
@@ -72,21 +73,11 @@ void Engine::warm_up() {
   const int n = static_cast<int>(
       std::min<int64_t>({int64_t{c.max_num_batched_tokens}, int64_t{c.max_model_len}, room}));
   if (n < 1) return;
-  std::vector<int32_t> table;
-  for (int32_t b = 1; b <= (n + c.block_size - 1) / c.block_size; ++b) table.push_back(b);
-  const std::vector<int32_t> tokens(static_cast<size_t>(n), 0);
-  SchedulerOutput out;
-  ScheduledSequence s;
-  s.num_new_tokens = n;
-  s.num_prompt_tokens = n;
-  s.is_prefill = true;
-  s.samples = true;
-  s.block_table = table;
-  out.sequences.push_back(s);
-  out.total_num_tokens = n;
-  out.num_prefill_sequences = 1;
-  const std::span<const int32_t> prompt(tokens);
-  runner_->execute(out, std::span<const std::span<const int32_t>>(&prompt, 1));
+  // One prompt of n tokens, as the profiler builds its steps; its keys land in blocks the
+  // scheduler has not handed out yet and are overwritten before anything reads them.
+  const ShapeBatch batch(ProfileShape{ShapeSequence{n, 0, true}}, c.block_size,
+                         runner_->spec().vocab_size);
+  runner_->execute(batch.output(), batch.tokens());
 }
 
 const StepTrace& Engine::step() {

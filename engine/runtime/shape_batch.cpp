@@ -1,4 +1,4 @@
-#include "calibration/shape_batch.h"
+#include "engine/runtime/shape_batch.h"
 
 namespace servesim {
 
