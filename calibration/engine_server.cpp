@@ -137,9 +137,7 @@ class EngineServer::Run {
     return options;
   }
 
-  double now_s() const {
-    return std::chrono::duration<double>(Clock::now() - epoch_).count();
-  }
+  double now_s() const { return std::chrono::duration<double>(Clock::now() - epoch_).count(); }
 
   std::optional<double> next_admissible_arrival_s() {
     const uint64_t cap = server_.options_.max_requests;
