@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "calibration/speed_probe.h"
+#include "engine/runtime/backend.h"
 #include "models/calibrated_cost_model.h"
 #include "models/config_error.h"
 #include "sim/metrics/percentile.h"
@@ -149,7 +150,7 @@ ValidationReport validate_profile(const Scenario& scenario, const ValidationOpti
   // The engine serves on the backend the profile measured: a cuda profile needs a CUDA build
   // and a device, which EngineServer checks with a one-line error.
   EngineServeOptions engine = o.engine;
-  engine.backend = profile.backend == "cuda" ? Backend::kCuda : Backend::kCpu;
+  engine.backend = parse_backend(profile.backend);
   const EngineServer server(scenario.config, engine);
 
   SimulationConfig sim_config = scenario.config;
