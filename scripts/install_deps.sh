@@ -10,6 +10,8 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev
   libopenmpi-dev openmpi-bin
+  libboost-dev libcairo2-dev
+  clang-16 libclang-rt-16-dev
 )
 
 missing=()
