@@ -7,6 +7,7 @@
 
 #include "calibration/build_info.h"
 #include "cli/calibrate_command.h"
+#include "cli/compare_command.h"
 #include "cli/deployment_options.h"
 #include "cli/engine_command.h"
 #include "cli/plan_command.h"
@@ -92,6 +93,8 @@ int main(int argc, char** argv) {
   CLI::App* plan = add_plan_command(app, plan_options);
   CalibrateCommandOptions calibrate_options;
   CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
+  CompareCommandOptions compare_options;
+  CLI::App* compare = add_compare_command(app, compare_options);
 
   CLI::App* models = app.add_subcommand("models", "List the bundled models");
   models->add_flag("--json", json, "Print JSON");
@@ -121,6 +124,8 @@ int main(int argc, char** argv) {
       return run_plan_command(plan_options);
     } else if (*calibrate) {
       return run_calibrate_command(calibrate_options);
+    } else if (*compare) {
+      return run_compare_command(compare_options);
     } else if (*models) {
       print_models(catalog, json);
     } else if (*gpus) {
