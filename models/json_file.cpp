@@ -6,6 +6,15 @@
 #include "models/config_error.h"
 
 namespace servesim {
+namespace {
+
+// "[json.exception.out_of_range.406] number overflow ..." -> "number overflow ...".
+std::string strip_nlohmann_prefix(const std::string& message) {
+  const size_t end = message.find("] ");
+  return end == std::string::npos ? message : message.substr(end + 2);
+}
+
+}  // namespace
 
 nlohmann::json parse_json_text(const std::string& text, const std::string& origin) {
   try {
@@ -29,6 +38,10 @@ nlohmann::json parse_json_text(const std::string& text, const std::string& origi
     if (colon != std::string::npos) message = message.substr(colon + 2);
     throw ConfigError(origin + ":" + std::to_string(line) + ":" + std::to_string(column) +
                       ": invalid JSON: " + message);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number too large for a double ("1e400") is not a parse_error but out_of_range.406,
+    // which carries no position.
+    throw ConfigError(origin + ": invalid JSON: " + strip_nlohmann_prefix(e.what()));
   }
 }
 

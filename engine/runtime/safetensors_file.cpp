@@ -166,6 +166,7 @@ std::vector<float> SafetensorsFile::read_fp32(const std::string& name) const {
   const uint8_t* src = data_ + t.offset_bytes;
   const int64_t n = t.size_bytes / element_bytes(t.dtype);
   std::vector<float> out(static_cast<size_t>(n));
+  if (n == 0) return out;  // an empty tensor's vector has no buffer to memcpy into
   if (t.dtype == SafetensorsDType::kF32) {
     std::memcpy(out.data(), src, static_cast<size_t>(t.size_bytes));
     return out;

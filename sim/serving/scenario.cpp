@@ -163,7 +163,8 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<std::string>& o
     nlohmann::json value;
     try {
       value = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::parse_error&) {
+    } catch (const nlohmann::json::exception&) {
+      // Not JSON (parse_error), or a number beyond a double (out_of_range): a string.
       value = text;
     }
     nlohmann::json* node = &scenario;

@@ -262,7 +262,8 @@ bool TraceReader::next_jsonl(TraceRow& row) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(line_text_);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, or out_of_range for a number beyond a double ("1e400").
     fail("line", std::string("invalid JSON (") + e.what() + ")");
   }
   if (!j.is_object()) fail("line", "expected a JSON object, got " + j.dump());

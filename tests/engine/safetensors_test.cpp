@@ -167,5 +167,17 @@ TEST(Safetensors, TruncatedOrMalformedFilesAreOneLineErrors) {
   for (const std::string& p : {path, bad_json, int8, wrong_size}) fs::remove(p);
 }
 
+// Fuzz finding (fuzz_safetensors): an empty tensor's fp32 vector has no buffer, and reading
+// it passed a null pointer to memcpy (undefined behaviour UBSan reports).
+TEST(Safetensors, EmptyTensorReadsAsAnEmptyVector) {
+  const std::vector<float> none;
+  const std::string path = write_safetensors(
+      "empty.safetensors", {{"e", "F32", {0, 4}, &none}, {"b", "BF16", {0}, &none}});
+  const SafetensorsFile f(path);
+  EXPECT_TRUE(f.read_fp32("e").empty());
+  EXPECT_TRUE(f.read_fp32("b").empty());
+  fs::remove(path);
+}
+
 }  // namespace
 }  // namespace servesim

@@ -168,5 +168,15 @@ TEST(Scenario, OverridesReplaceAndAdd) {
   EXPECT_THROW(apply_overrides(j, {"model.name=x"}), ConfigError);
 }
 
+// Fuzz finding (fuzz_scenario): a value beyond a double is not valid JSON for nlohmann
+// (out_of_range, not parse_error) and escaped as another exception type; it is a string now,
+// which the key's own check then rejects.
+TEST(Scenario, OverrideBeyondADoubleIsTakenAsAString) {
+  nlohmann::json j = base_scenario();
+  apply_overrides(j, {"engine.max_num_seqs=1e400"});
+  EXPECT_EQ(j["engine"]["max_num_seqs"], "1e400");
+  EXPECT_THROW(config_of(j), ConfigError);
+}
+
 }  // namespace
 }  // namespace servesim

@@ -143,6 +143,16 @@ TEST(TraceReaderTest, MooncakeBadLinesNameTheLine) {
   EXPECT_EQ(error_of(broken).rfind(broken + ":2: line: invalid JSON", 0), 0u) << error_of(broken);
 }
 
+// Fuzz finding (fuzz_trace_mooncake): a number beyond a double is nlohmann's out_of_range,
+// not its parse_error, and escaped the reader as an exception of another type.
+TEST(TraceReaderTest, MooncakeNumberBeyondADoubleNamesTheLine) {
+  const std::string path =
+      write_file("mc_huge.jsonl", R"({"timestamp": 0, "input_length": 1e400, "output_length": 1})"
+                                  "\n");
+  EXPECT_NE(error_of(path).find("mc_huge.jsonl:1: line: invalid JSON"), std::string::npos)
+      << error_of(path);
+}
+
 TEST(TraceReaderTest, RejectsUnknownHeadersShortRowsAndBackwardsTime) {
   const std::string unknown = write_file("unknown.csv", "time,in,out\n0,1,2\n");
   EXPECT_EQ(error_of(unknown).rfind(unknown + ":1: unrecognised trace header", 0), 0u);

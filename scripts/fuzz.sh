@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz, clang-16 with ASan + UBSan) and runs each on its
+# corpus. A finding (crash, sanitizer report, leak, an input over 1 s, an exception other than
+# ConfigError) stops that target with the input saved under <build>/fuzz-work/artifacts/ and
+# makes the script exit 1; the table at the end gives executions and seconds per target.
+#
+#   scripts/fuzz.sh --smoke                  CI: every target, its corpus then 8 s of fuzzing
+#   scripts/fuzz.sh --runs 10000000 --max-time 3600 [TARGET...]
+#                                            a long run (the numbers docs/reliability.md gives)
+#
+# Options: --build-dir DIR (default build/fuzz), --smoke-seconds S (default 8), --jobs N for
+# the build (default nproc). Runs at nice 19, one target at a time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+build=build/fuzz
+runs=-1
+max_time=0
+smoke_s=8
+jobs=$(nproc)
+smoke=0
+targets=()
+while (($#)); do
+  case "$1" in
+    --smoke) smoke=1 ;;
+    --runs) runs=$2; shift ;;
+    --max-time) max_time=$2; shift ;;
+    --smoke-seconds) smoke_s=$2; shift ;;
+    --build-dir) build=$2; shift ;;
+    --jobs) jobs=$2; shift ;;
+    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -*) echo "fuzz.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+    *) targets+=("$1") ;;
+  esac
+  shift
+done
+if ((smoke)); then
+  max_time=$smoke_s
+elif ((runs < 0 && max_time == 0)); then
+  echo "fuzz.sh: give --smoke, or --runs N and/or --max-time S" >&2
+  exit 2
+fi
+
+if [[ ! -f $build/build.ninja ]]; then
+  CC=clang-16 CXX=clang++-16 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DSERVESIM_FUZZ=ON -DSERVESIM_GUI=OFF -DSERVESIM_CUDA=OFF -DSERVESIM_MPI=OFF \
+    -DSERVESIM_BUILD_BENCH=OFF >/dev/null
+fi
+mkdir -p "$build"
+work=$build/fuzz-work
+mkdir -p "$work/artifacts"
+if ! nice -n 19 ninja -C "$build" -j "$jobs" fuzz_targets >"$work/build.log" 2>&1; then
+  cat "$work/build.log" >&2
+  exit 1
+fi
+if ((${#targets[@]} == 0)); then
+  for dir in tests/fuzz/corpus/*/; do targets+=("$(basename "$dir")"); done
+fi
+
+failed=0
+printf '%-26s %12s %8s  %s\n' target executions seconds result
+for t in "${targets[@]}"; do
+  bin=$build/tests/fuzz/$t
+  [[ -x $bin ]] || { echo "fuzz.sh: no target $t in $build/tests/fuzz" >&2; exit 2; }
+  # New inputs go to a scratch corpus; the committed seeds (tests/fuzz/corpus/$t) stay as they are.
+  scratch=$work/corpus/$t
+  ((smoke)) && rm -rf "$scratch"
+  mkdir -p "$scratch"
+  log=$work/$t.log
+  args=(-timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1
+        -dict="tests/fuzz/$t.dict" -artifact_prefix="$work/artifacts/$t-" -runs="$runs")
+  ((max_time > 0)) && args+=(-max_total_time="$max_time")
+  start=$(date +%s)
+  if nice -n 19 "$bin" "${args[@]}" "$scratch" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
+    result=ok
+  else
+    result="FINDING (see $log)"
+    failed=1
+  fi
+  seconds=$(($(date +%s) - start))
+  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+  printf '%-26s %12s %8s  %s\n' "$t" "${executions:-?}" "$seconds" "$result"
+done
+exit "$failed"

@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora (tests/fuzz/corpus/<target>/) and the JSON-key dictionaries
+(tests/fuzz/<target>.dict) from the bundled configs and test data. Re-run after a schema
+change; the output is deterministic. Usage: python3 tests/fuzz/make_corpus.py"""
+import json
+import pathlib
+import re
+import struct
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+FUZZ = ROOT / "tests" / "fuzz"
+CORPUS = FUZZ / "corpus"
+HF_TEST = ROOT / "tests" / "models" / "hf_import_test.cpp"
+
+
+def write(target, name, data):
+    folder = CORPUS / target
+    folder.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    (folder / name).write_bytes(data)
+
+
+def keys_of(value, out):
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.add(k)
+            keys_of(v, out)
+    elif isinstance(value, list):
+        for v in value:
+            keys_of(v, out)
+
+
+def dict_entry(token):
+    # libFuzzer's dictionary syntax: printable ASCII, with \\, \" and \xNN escapes.
+    out = ""
+    for ch in token:
+        if ch in '\\"':
+            out += "\\" + ch
+        elif 32 <= ord(ch) < 127:
+            out += ch
+        else:
+            out += "\\x%02X" % ord(ch)
+    return '"%s"' % out
+
+
+def write_dict(target, docs, extra=()):
+    keys = set()
+    for d in docs:
+        keys_of(d, keys)
+    tokens = {'"%s"' % k for k in keys} | set(extra)
+    lines = ["# JSON keys and tokens of %s's inputs (tests/fuzz/make_corpus.py)" % target]
+    for i, t in enumerate(sorted(tokens)):
+        lines.append("k%d=%s" % (i, dict_entry(t)))
+    (FUZZ / (target + ".dict")).write_text("\n".join(lines) + "\n")
+
+
+JSON_TOKENS = ["{", "}", "[", "]", ":", ",", "true", "false", "null", "-1", "0", "1e308",
+               "2147483648", "9223372036854775808", "-0.0", "1e-320", '"\\u0000"']
+
+
+def scenarios():
+    docs = []
+    for path in sorted((ROOT / "configs" / "scenarios").glob("*.json")):
+        text = path.read_text()
+        write("fuzz_scenario", path.name, text)
+        docs.append(json.loads(text))
+    quick = (ROOT / "configs" / "scenarios" / "quickstart.json").read_text()
+    write("fuzz_scenario", "quickstart-with-overrides.json",
+          quick + "\0engine.max_num_seqs=8\0parallel.tensor_parallel_size=2\0workload.seed=7")
+    write("fuzz_scenario", "override-into-string.json", quick + "\0model.name=x")
+    for path in ["broken_scenario.json", "typo_scenario.json", "malformed.json"]:
+        write("fuzz_scenario", path, (ROOT / "tests" / "cli" / "data" / path).read_bytes())
+    write_dict("fuzz_scenario", docs, JSON_TOKENS + ["=", "."])
+    return docs
+
+
+def workloads(scenario_docs):
+    docs = [d["workload"] for d in scenario_docs if isinstance(d.get("workload"), dict)]
+    # Every example of docs/workloads.md (each kind, option and distribution).
+    text = (ROOT / "docs" / "workloads.md").read_text()
+    docs += [json.loads(b) for b in re.findall(r"```(?:json)?\n(.*?)```", text, re.S)]
+    for i, d in enumerate(docs):
+        write("fuzz_workload", "workload-%02d.json" % i, json.dumps(d, indent=1))
+    write_dict("fuzz_workload", docs, JSON_TOKENS)
+
+
+def models():
+    docs = []
+    for path in sorted((ROOT / "configs" / "models").glob("*.json")):
+        text = path.read_text()
+        write("fuzz_model_config", path.name, text)
+        docs.append(json.loads(text))
+    write("fuzz_model_config", "tinyllama_hf_config.json",
+          (ROOT / "tests" / "cli" / "data" / "tinyllama_config.json").read_text())
+    source = HF_TEST.read_text()
+    for name, body in re.findall(r'\{"([^"]+)", R"\((\{.*?\})\)"\}', source, re.S):
+        write("fuzz_model_config", "hf-%s.json" % name, body)
+        docs.append(json.loads(body))
+    write_dict("fuzz_model_config", docs, JSON_TOKENS)
+
+
+def gpus():
+    docs = []
+    for path in sorted((ROOT / "configs" / "hardware").glob("*.json")):
+        text = path.read_text()
+        write("fuzz_gpu_json", path.name, text)
+        docs.append(json.loads(text))
+    write_dict("fuzz_gpu_json", docs, JSON_TOKENS)
+
+
+def profiles():
+    text = (FUZZ / "seeds" / "profile.json").read_text()
+    write("fuzz_calibration_profile", "profile.json", text)
+    write_dict("fuzz_calibration_profile", [json.loads(text)], JSON_TOKENS + ['"fp32"', '"bf16"'])
+
+
+TRACES = {
+    "azure": ["TIMESTAMP,ContextTokens,GeneratedTokens\n"
+              "2023-11-16 18:15:46.6805900,374,44\n2023-11-16 18:15:50.9951690,396,109\n"
+              "2023-11-16 18:15:51.0,1200,0\n",
+              "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2023-11-16 18:15:46,10,1\r\n"],
+    "burstgpt": ["Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n"
+                 "5,ChatGPT,472,18,490,Conversation log\n45,GPT-4,1087,0,1087,API log\n"
+                 "118,ChatGPT,417,346,763,Conversation log\n"],
+    "splitwise": None,  # taken from the bundled traces below
+    "mooncake": ['{"timestamp": 0, "input_length": 6955, "output_length": 52, "hash_ids": [0, 1, 2]}\n'
+                 '{"timestamp": 2000, "input_length": 1024, "output_length": 10, "hash_ids": [0, 46]}\n'],
+}
+
+
+def traces():
+    bundled = ROOT / "configs" / "workloads" / "traces"
+    TRACES["splitwise"] = [
+        "".join((bundled / name).read_text().splitlines(True)[:12])
+        for name in ["splitwise_code.csv", "splitwise_conv.csv"]]
+    for fmt, seeds in TRACES.items():
+        for i, text in enumerate(seeds):
+            write("fuzz_trace_" + fmt, "%s-%d.trace" % (fmt, i), text)
+            write("fuzz_trace_auto", "%s-%d.trace" % (fmt, i), text)
+    csv_tokens = [",", "\n", "\r\n", '"', "-", ".", "e", "nan", "inf", "2023-11-16 18:15:46.6805900"]
+    for fmt in list(TRACES) + ["auto"]:
+        header = ["arrived_at", "num_prefill_tokens", "num_decode_tokens", "TIMESTAMP",
+                  "ContextTokens", "GeneratedTokens", "Timestamp", "Request tokens",
+                  "Response tokens", "timestamp", "input_length", "output_length", "hash_ids"]
+        (FUZZ / ("fuzz_trace_%s.dict" % fmt)).write_text(
+            "# column names and tokens of trace files (tests/fuzz/make_corpus.py)\n" +
+            "".join("k%d=%s\n" % (i, dict_entry(t)) for i, t in enumerate(header + csv_tokens)))
+
+
+def safetensors_file(tensors, metadata=None):
+    header, data, offset = {}, b"", 0
+    for name, (dtype, shape, payload) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [offset, offset + len(payload)]}
+        data += payload
+        offset += len(payload)
+    if metadata is not None:
+        header["__metadata__"] = metadata
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
+def safetensors():
+    write("fuzz_safetensors", "f32.safetensors", safetensors_file(
+        {"w": ("F32", [2, 2], struct.pack("<4f", 1, 2, 3, 4))}, {"format": "pt"}))
+    write("fuzz_safetensors", "mixed.safetensors", safetensors_file({
+        "a.f16": ("F16", [3], struct.pack("<3H", 0x3C00, 0x7C00, 0x0001)),
+        "b.bf16": ("BF16", [1, 2], struct.pack("<2H", 0x3F80, 0xFF80)),
+        "c.scalar": ("F32", [], struct.pack("<f", 0.5))}))
+    write("fuzz_safetensors", "empty-tensor.safetensors", safetensors_file(
+        {"e": ("F32", [0, 4], b"")}))
+    docs = [{"dtype": "F32", "shape": [], "data_offsets": [], "__metadata__": {}}]
+    write_dict("fuzz_safetensors", docs, JSON_TOKENS + ['"F16"', '"BF16"', '"F32"', '"I64"'])
+
+
+if __name__ == "__main__":
+    docs = scenarios()
+    workloads(docs)
+    models()
+    gpus()
+    profiles()
+    traces()
+    safetensors()
