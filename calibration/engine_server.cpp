@@ -106,15 +106,15 @@ class EngineServer::Run {
     double next_sample_s = 0;
     while (!result_.stopped) {
       admit_due(now_s());
-      if (engine_->has_unfinished()) {
-        step();
-      } else if (const std::optional<double> next = next_admissible_arrival_s()) {
-        // Idle: sleep until the next arrival, in slices short enough to notice a stop.
-        const double wake_s = std::min(*next, now_s() + kMaxSleepS);
+      release_static_batch_when_due(now_s());
+      if (!engine_->has_unfinished() || !step()) {
+        // Idle, or a static batch gathering: sleep until the next arrival or the gather
+        // timeout, in slices short enough to notice a stop.
+        const std::optional<double> wake = next_wake_s();
+        if (!wake) break;
+        const double until_s = std::min(*wake, now_s() + kMaxSleepS);
         std::this_thread::sleep_until(epoch_ + std::chrono::duration_cast<Clock::duration>(
-                                                   std::chrono::duration<double>(wake_s)));
-      } else {
-        break;
+                                                   std::chrono::duration<double>(until_s)));
       }
       if (interval_s > 0 && now_s() >= next_sample_s) {
         sample();
@@ -145,6 +145,38 @@ class EngineServer::Run {
     return source_->next_arrival_s();
   }
 
+  // The next time something can happen without a step: an arrival, or the gather timeout
+  // of a batch still gathering (a timer left from a batch that filled up wakes nothing).
+  std::optional<double> next_wake_s() {
+    std::optional<double> wake = next_admissible_arrival_s();
+    const bool gathering = engine_->scheduler().static_batch_gathering();
+    if (gathering && gather_deadline_s_ && (!wake || *gather_deadline_s_ < *wake)) {
+      wake = gather_deadline_s_;
+    }
+    return wake;
+  }
+
+  // Nothing more will arrive: the workload is exhausted or the request cap reached. (A closed
+  // loop with every client waiting has no next arrival yet, but is not finished.)
+  bool arrivals_finished() const {
+    const uint64_t cap = server_.options_.max_requests;
+    return source_->finished() || (cap != 0 && admitted_ >= cap);
+  }
+
+  // Static batching with the simulator's gather timer (Simulation's driver): one deadline,
+  // set when a step finds the batch still gathering and cleared when it expires; when nothing
+  // more can arrive, every batch starts with what is waiting.
+  void release_static_batch_when_due(double now) {
+    const bool gathering = engine_->scheduler().static_batch_gathering();
+    if (gather_deadline_s_ && now >= *gather_deadline_s_) {
+      gather_deadline_s_.reset();
+      if (gathering) engine_->release_static_batch();
+    }
+    if (gathering && arrivals_finished()) {
+      engine_->release_static_batch(/*no_more_arrivals=*/true);
+    }
+  }
+
   void admit_due(double now) {
     while (true) {
       const std::optional<double> next = next_admissible_arrival_s();
@@ -168,9 +200,16 @@ class EngineServer::Run {
     }
   }
 
-  void step() {
+  // False when nothing ran: a static batch is gathering (its gather timer starts then).
+  bool step() {
     const double start_s = now_s();
     const StepTrace& trace = engine_->step();
+    if (trace.sequences.empty()) {
+      if (!gather_deadline_s_) {
+        gather_deadline_s_ = start_s + server_.config_.static_batch_timeout_s;
+      }
+      return false;
+    }
     const double end_s = now_s();
     ReplicaSummary& e = result_.engine;
     ++e.steps;
@@ -189,6 +228,7 @@ class EngineServer::Run {
       if (t.gap_s) report_.inter_token_gap(*t.spec, *t.gap_s);
     }
     for (const FinishedRequest& done : engine_->finished()) leave(done, end_s);
+    return true;
   }
 
   void leave(const FinishedRequest& done, double now) {
@@ -232,6 +272,7 @@ class EngineServer::Run {
   RequestLedger ledger_;
   RunReport report_;
   Clock::time_point epoch_;
+  std::optional<double> gather_deadline_s_;  // static batching's gather timeout; seconds
   uint64_t admitted_ = 0;     // requests popped from the source, rejected ones included
   int last_step_tokens_ = 0;  // tokens computed by the latest step
   EngineServeResult result_;
@@ -244,10 +285,6 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
   require_backend(options_.backend);
   Weights::check_supported(config_.model);
   if (options_.num_threads < 1) throw ConfigError("--threads must be >= 1");
-  if (config_.batching != SchedulingPolicy::kContinuous) {
-    throw ConfigError("the engine serves with continuous batching only; the scenario asks for " +
-                      std::string(scheduling_policy_name(config_.batching)) + " batching");
-  }
   if (config_.parallel.dp != 1) {
     throw ConfigError("the engine serves one replica; the scenario has data_parallel_size " +
                       std::to_string(config_.parallel.dp));

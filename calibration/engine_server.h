@@ -10,8 +10,9 @@
 //
 // What matches the simulator by construction: the request stream (the same RequestSource
 // from the same WorkloadSpec and seed: ids, arrival times, prompt and output lengths, prompt
-// token ids), the scheduler settings (Simulation's SchedulerConfig, prefix-cache salt
-// included), ignore-EOS generation of exactly each request's output length, and the up-front
+// token ids), the scheduler settings (the simulator's scheduler_config_for, prefix-cache salt
+// included; every batching policy, static batching with the simulator's gather timer),
+// ignore-EOS generation of exactly each request's output length, and the up-front
 // rejection of prompt + output beyond max_model_len. What differs: step times are measured,
 // the KV cache is sized for this machine's memory (not the GPU's MemoryPlan), sampled
 // tokens are the model's (greedy), so a multi-turn session's next prompt hits the prefix cache

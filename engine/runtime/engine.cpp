@@ -86,6 +86,13 @@ const StepTrace& Engine::step() {
   const Clock::time_point schedule_start = Clock::now();
   const SchedulerOutput& out = scheduler_.schedule();
   const double schedule_s = std::chrono::duration<double>(Clock::now() - schedule_start).count();
+  if (out.empty()) {
+    // A static batch gathering: the scheduler still expects its update, the model nothing.
+    result_.sampled_token_ids.clear();
+    trace_.sequences.clear();
+    scheduler_.update(out, result_);
+    return trace_;
+  }
 
   tokens_.clear();
   for (const ScheduledSequence& s : out.sequences) {

@@ -68,8 +68,18 @@ class Engine {
   // adding requests.
   void warm_up();
 
-  // One step. The reference is valid until the next step().
+  // One step. The reference is valid until the next step(). When nothing is runnable (a
+  // static batch still gathering its members) the model does not run, no trace line is
+  // written and the trace has no sequences; the caller waits for arrivals or releases the
+  // batch.
   const StepTrace& step();
+
+  // Static batching: the caller's gather timeout expired (or, with no_more_arrivals, nothing
+  // else will arrive), so the next step starts a batch with what is waiting. As
+  // Scheduler::release_static_batch; the gather timer is the caller's, like the simulator's.
+  void release_static_batch(bool no_more_arrivals = false) {
+    scheduler_.release_static_batch(no_more_arrivals);
+  }
 
   bool has_unfinished() const { return scheduler_.has_unfinished(); }
   // As Scheduler::finished(): requests that left in the last step (and rejections since).

@@ -97,8 +97,6 @@ TEST(EngineRunCommand, BadInputIsAOneLineError) {
   expect_one_line_error(
       run_servesim("engine run " SERVESIM_SOURCE_DIR "/configs/scenarios/production-13b-tp2.json"),
       "--force");
-  expect_one_line_error(run_servesim("engine run " + kSmoke + " --set engine.batching=static"),
-                        "continuous batching only");
   expect_one_line_error(run_servesim("engine run " + kSmoke + " --num-blocks 8 --kv-cache-mib 8"),
                         "not both");
   expect_one_line_error(run_servesim("engine run " + kSmoke + " --set model=Mixtral-8x7B --force"),
