@@ -6,8 +6,8 @@
 #include <sys/resource.h>
 
 #include "models/catalog.h"
-#include "sim/serving/scenario.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
 
 namespace servesim {
 namespace {

@@ -38,7 +38,7 @@
 #include "sim/core/observer.h"
 #include "sim/core/request_record.h"
 #include "sim/metrics/metrics.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim {
 

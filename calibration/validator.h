@@ -26,7 +26,7 @@
 
 #include "calibration/engine_server.h"
 #include "models/calibration_profile.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 

@@ -16,7 +16,7 @@
 #include "models/config_error.h"
 #include "models/cost_features.h"
 #include "models/cost_model.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {

@@ -11,7 +11,7 @@
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
 #include "sim/metrics/result_writer.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/metrics/result_writer.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {

@@ -11,7 +11,7 @@
 #include "gui/compare_view.h"
 #include "gui/simulation_runner.h"
 #include "models/config_error.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim::gui {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "gui/run_snapshot.h"
 #include "models/catalog.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 class QWidget;
 

@@ -41,7 +41,7 @@
 #include "gui/tradeoff_controller.h"
 #include "gui/tradeoff_model.h"
 #include "gui/tradeoff_view.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim::gui {
 namespace {

@@ -20,7 +20,7 @@
 
 #include "models/hardware_spec.h"
 #include "models/memory_plan.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim::gui {
 

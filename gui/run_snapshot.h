@@ -10,7 +10,7 @@
 
 #include "models/memory_plan.h"
 #include "sim/metrics/metrics.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim::gui {
 

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "models/catalog.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim::gui {
 

@@ -13,7 +13,7 @@
 
 #include "gui/job_launcher.h"
 #include "gui/run_snapshot.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim::gui {
 

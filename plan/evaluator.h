@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "plan/planner.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim {
 

@@ -29,7 +29,7 @@
 #include "plan/evaluator.h"
 #include "plan/planner.h"
 #include "plan/work_share.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 

@@ -10,7 +10,7 @@
 #include "models/json_file.h"
 #include "sim/core/csv_line.h"
 #include "sim/core/observer.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {

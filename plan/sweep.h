@@ -23,7 +23,7 @@
 
 #include "models/catalog.h"
 #include "plan/work_share.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim {
 

@@ -5,7 +5,7 @@
 #include "calibration/profile_fitter.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {

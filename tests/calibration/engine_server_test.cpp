@@ -15,7 +15,7 @@
 #include <sstream>
 
 #include "models/config_error.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 #include "sim/workload/workload.h"
 
 namespace servesim {

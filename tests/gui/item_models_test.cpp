@@ -18,7 +18,7 @@
 #include "models/catalog.h"
 #include "models/json_file.h"
 #include "plan/sweep.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim::gui {
 namespace {

@@ -1,13 +1,13 @@
 // End-to-end runs of the simulator on small scenarios: determinism, conservation of
 // requests and tokens, and the behaviours practitioners report (continuous vs static
 // batching, prefix caching, tensor parallelism).
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 #include <gtest/gtest.h>
 
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {

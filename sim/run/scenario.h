@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "models/catalog.h"
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 namespace servesim {
 

@@ -1,4 +1,4 @@
-#include "sim/serving/scenario.h"
+#include "sim/run/scenario.h"
 
 #include <filesystem>
 

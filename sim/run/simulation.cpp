@@ -1,4 +1,4 @@
-#include "sim/serving/simulation.h"
+#include "sim/run/simulation.h"
 
 #include <limits>
 
