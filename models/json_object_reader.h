@@ -7,6 +7,8 @@
 // name and the object's path: "llama.json: moe").
 #pragma once
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -14,6 +16,21 @@
 #include "models/config_error.h"
 
 namespace servesim {
+
+// Whether a JSON integer (REQUIRES: is_number_integer()) lies in T's range: nlohmann's get<T>()
+// would wrap one beyond it silently.
+template <typename T>
+bool json_integer_fits(const nlohmann::json& integer) {
+  if (integer.is_number_unsigned()) {
+    return integer.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  }
+  const int64_t x = integer.get<int64_t>();
+  if constexpr (std::is_unsigned_v<T>) {
+    return x >= 0 && static_cast<uint64_t>(x) <= std::numeric_limits<T>::max();
+  } else {
+    return x >= std::numeric_limits<T>::min() && x <= std::numeric_limits<T>::max();
+  }
+}
 
 class JsonObjectReader {
  public:
@@ -62,6 +79,8 @@ class JsonObjectReader {
       if (!value.is_boolean()) fail(key, "must be true or false, got " + value.dump());
     } else if constexpr (std::is_integral_v<T>) {
       if (!value.is_number_integer()) fail(key, "must be an integer, got " + value.dump());
+      // get<T>() would wrap a value beyond T silently (4294967297 -> 1 for an int).
+      if (!json_integer_fits<T>(value)) fail(key, "has an out-of-range value " + value.dump());
     } else if constexpr (std::is_floating_point_v<T>) {
       if (!value.is_number()) fail(key, "must be a number, got " + value.dump());
     } else if constexpr (std::is_same_v<T, std::string>) {

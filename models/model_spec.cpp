@@ -1,6 +1,8 @@
 #include "models/model_spec.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "models/config_error.h"
@@ -36,10 +38,30 @@ T hf_get(const nlohmann::json& j, const std::string& key, const std::string& ori
   if (it == j.end() || it->is_null()) {
     throw ConfigError(origin + ": " + key + " is required in a Hugging Face config.json");
   }
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw ConfigError(origin + ": " + key + " has an unexpected value " + it->dump());
+  const auto unexpected = [&] {
+    return ConfigError(origin + ": " + key + " has an unexpected value " + it->dump());
+  };
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // nlohmann converts a float to int with a plain cast, undefined beyond int's range (found
+    // by fuzz_model_config: 2e10). Sizes written as 4096.0 are still accepted.
+    if (it->is_number_integer()) {
+      if (!json_integer_fits<T>(*it)) throw unexpected();
+      return it->get<T>();
+    }
+    if (!it->is_number_float()) throw unexpected();
+    const double v = it->get<double>();
+    // Bounds as doubles: int's are exact; int64's max rounds up to 2^63, hence the <.
+    if (!(v == std::floor(v) && v >= static_cast<double>(std::numeric_limits<T>::min()) &&
+          v < static_cast<double>(std::numeric_limits<T>::max()) + 1.0)) {
+      throw unexpected();
+    }
+    return static_cast<T>(v);
+  } else {
+    try {
+      return it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      throw unexpected();
+    }
   }
 }
 

@@ -57,8 +57,11 @@ if ((${#targets[@]} == 0)); then
   for dir in tests/fuzz/corpus/*/; do targets+=("$(basename "$dir")"); done
 fi
 
+# A timeout on a machine others share may be this process starved at nice 19 rather than a
+# slow input: its input is run again alone, and when it passes then, fuzzing resumes (the
+# "restarts" column counts these); one that times out again is a finding.
 failed=0
-printf '%-26s %12s %8s  %s\n' target executions seconds result
+printf '%-26s %12s %8s %8s  %s\n' target executions seconds restarts result
 for t in "${targets[@]}"; do
   bin=$build/tests/fuzz/$t
   [[ -x $bin ]] || { echo "fuzz.sh: no target $t in $build/tests/fuzz" >&2; exit 2; }
@@ -67,18 +70,41 @@ for t in "${targets[@]}"; do
   ((smoke)) && rm -rf "$scratch"
   mkdir -p "$scratch"
   log=$work/$t.log
-  args=(-timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1
-        -dict="tests/fuzz/$t.dict" -artifact_prefix="$work/artifacts/$t-" -runs="$runs")
-  ((max_time > 0)) && args+=(-max_total_time="$max_time")
+  : >"$log"
   start=$(date +%s)
-  if nice -n 19 "$bin" "${args[@]}" "$scratch" "tests/fuzz/corpus/$t" >"$log" 2>&1; then
-    result=ok
-  else
+  executions=0
+  restarts=0
+  result=ok
+  while true; do
+    elapsed=$(($(date +%s) - start))
+    left_runs=$runs
+    ((runs >= 0)) && left_runs=$((runs - executions))
+    args=(-timeout=1 -rss_limit_mb=2048 -malloc_limit_mb=1024 -max_len=8192 -print_final_stats=1
+          -dict="tests/fuzz/$t.dict" -artifact_prefix="$work/artifacts/$t-" -runs="$left_runs")
+    if ((max_time > 0)); then
+      ((max_time - elapsed > 0)) || break
+      args+=(-max_total_time=$((max_time - elapsed)))
+    fi
+    ((runs < 0 || left_runs > 0)) || break
+    status=0
+    nice -n 19 "$bin" "${args[@]}" "$scratch" "tests/fuzz/corpus/$t" >"$log.part" 2>&1 || status=$?
+    cat "$log.part" >>"$log"
+    done_now=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log.part" | tail -1)
+    executions=$((executions + ${done_now:-0}))
+    ((status == 0)) && break
+    unit=$(sed -n 's/.*Test unit written to //p' "$log.part" | tail -1)
+    if grep -q 'ERROR: libFuzzer: timeout' "$log.part" && [[ -n $unit ]] &&
+       nice -n 19 "$bin" -timeout=1 "$unit" >/dev/null 2>&1; then
+      restarts=$((restarts + 1))
+      mkdir -p "$work/starved"
+      mv "$unit" "$work/starved/"
+      continue
+    fi
     result="FINDING (see $log)"
     failed=1
-  fi
-  seconds=$(($(date +%s) - start))
-  executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-  printf '%-26s %12s %8s  %s\n' "$t" "${executions:-?}" "$seconds" "$result"
+    break
+  done
+  rm -f "$log.part"
+  printf '%-26s %12s %8s %8s  %s\n' "$t" "$executions" "$(($(date +%s) - start))" "$restarts" "$result"
 done
 exit "$failed"

@@ -121,5 +121,25 @@ TEST(HfImport, WrongTypeIsNamed) {
   EXPECT_NE(err.find("hidden_size"), std::string::npos) << err;
 }
 
+// Fuzz finding (fuzz_model_config): a size beyond int (2e10, or 4294967297) was cast to int —
+// undefined behaviour for the float, a silent wrap for the integer. Both are errors now; a
+// size written as a whole float (4096.0) is still read.
+TEST(HfImport, SizeBeyondAnIntIsNamedAndWholeFloatsAreRead) {
+  const std::string rest =
+      R"(, "num_attention_heads": 12, "vocab_size": 100, "intermediate_size": 3072,
+    "max_position_embeddings": 128})";
+  for (const std::string layers : {"2e10", "4294967297", "2.5", "-1e300"}) {
+    const std::string text =
+        R"({"model_type": "llama", "hidden_size": 768, "num_hidden_layers": )" + layers + rest;
+    const std::string err = import_error(text.c_str());
+    EXPECT_NE(err.find("num_hidden_layers has an unexpected value"), std::string::npos) << err;
+  }
+  const ModelSpec m = ModelSpec::from_hf_config(nlohmann::json::parse(
+                                                    R"({"model_type": "llama", "hidden_size": 768.0,
+        "num_hidden_layers": 2)" + rest),
+                                                "config.json");
+  EXPECT_EQ(m.hidden_size, 768);
+}
+
 }  // namespace
 }  // namespace servesim

@@ -125,6 +125,17 @@ TEST(ModelSpec, MisspeltKeyIsAnErrorWithASuggestion) {
   EXPECT_EQ(err.find('\n'), std::string::npos);
 }
 
+// Fuzz finding (fuzz_model_config): JsonObjectReader took an integer beyond int by wrapping it
+// (4294967297 read as 1).
+TEST(ModelSpec, IntegerBeyondItsTypeIsAnErrorNotAWrap) {
+  nlohmann::json j = minimal();
+  j["num_layers"] = 4294967297LL;
+  const std::string err = error_of(j);
+  EXPECT_NE(err.find("num_layers has an out-of-range value 4294967297"), std::string::npos) << err;
+  j["num_layers"] = -4294967297LL;
+  EXPECT_NE(error_of(j).find("num_layers has an out-of-range value"), std::string::npos);
+}
+
 TEST(ModelSpec, BadShapesAreRefusedNamingTheField) {
   nlohmann::json j = minimal();
   j["num_kv_heads"] = 3;
