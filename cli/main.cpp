@@ -10,6 +10,7 @@
 #include "cli/compare_command.h"
 #include "cli/deployment_options.h"
 #include "cli/engine_command.h"
+#include "cli/loadtest_command.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "cli/sweep_command.h"
@@ -93,6 +94,8 @@ int main(int argc, char** argv) {
   CLI::App* plan = add_plan_command(app, plan_options);
   CalibrateCommandOptions calibrate_options;
   CLI::App* calibrate = add_calibrate_command(app, calibrate_options);
+  LoadtestCommandOptions loadtest_options;
+  CLI::App* loadtest = add_loadtest_command(app, loadtest_options);
   CompareCommandOptions compare_options;
   CLI::App* compare = add_compare_command(app, compare_options);
 
@@ -124,6 +127,8 @@ int main(int argc, char** argv) {
       return run_plan_command(plan_options);
     } else if (*calibrate) {
       return run_calibrate_command(calibrate_options);
+    } else if (*loadtest) {
+      return run_loadtest_command(loadtest_options);
     } else if (*compare) {
       return run_compare_command(compare_options);
     } else if (*models) {
