@@ -46,6 +46,8 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
     result.summary = report_.summary();
     result.by_step = report_.by_step();
     for (const auto& replica : replicas_) {
+      // Once per run, O(blocks): a block pool that lost count is a bug, never a result.
+      replica->scheduler().kv_cache().check_invariants();
       result.replicas.push_back(RunReport::replica_summary(
           replica->scheduler().stats(), replica->steps(), replica->busy_s(), replica->op_totals()));
       result.extrapolated_steps += replica->extrapolated_steps();

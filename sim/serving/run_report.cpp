@@ -50,6 +50,7 @@ ReplicaSummary RunReport::replica_summary(const SchedulerStats& stats, int64_t s
   s.preemptions = stats.num_preemptions_total;
   s.prefix_cache_hit_rate = stats.prefix_cache_hit_rate();
   s.evicted_blocks = stats.num_evicted_blocks;
+  s.kv_blocks_used_at_end = stats.kv_blocks_used;
   s.op_totals = op_totals;
   return s;
 }

@@ -1,0 +1,24 @@
+// random_scenario(): a random but valid scenario for the property test — a catalog model and
+// GPU, TP/PP/DP, vLLM engine flags (chunked prefill, prefix caching, max_num_seqs, token
+// budget, max_model_len, batching policy, queue order), a router, an arrival process (open,
+// closed, stepped) or a bundled trace, length distributions, shared prefixes and multi-turn
+// sessions. The same seed gives the same scenario on every platform (servesim's own Rng).
+// Stateless; thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+namespace servesim::testing {
+
+// What the checks need to know of a drawn scenario beyond its JSON.
+struct DrawnScenario {
+  nlohmann::json scenario;
+  bool requests_known = false;  // open loop or trace: the request stream does not depend on
+                                // the system, so an independent source replays it exactly
+  uint64_t num_requests = 0;    // requests the run issues; 0 when a schedule decides (stepped)
+};
+
+DrawnScenario random_scenario(uint64_t seed);
+
+}  // namespace servesim::testing

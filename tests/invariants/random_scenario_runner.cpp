@@ -1,0 +1,131 @@
+#include <string>
+#include <vector>
+
+#include "sim/core/rng.h"
+#include "tests/invariants/random_scenario.h"
+
+namespace servesim::testing {
+namespace {
+
+template <typename T>
+const T& pick(Rng& rng, const std::vector<T>& options) {
+  return options[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(options.size()) - 1))];
+}
+
+bool chance(Rng& rng, double p) {
+  return rng.uniform() < p;
+}
+
+// Small and large models, dense, GQA, MoE, MLA and sliding-window ones.
+const std::vector<std::string> kModels = {"SmolLM2-135M", "TinyLlama-1.1B",  "Llama-3.1-8B",
+                                          "Qwen3-8B",     "Mistral-7B-v0.1", "Mixtral-8x7B",
+                                          "Llama-2-13B",  "GPT-OSS-20B",     "Qwen2.5-7B"};
+const std::vector<std::string> kGpus = {"H100", "A100-80GB-SXM", "L4", "H200", "A10", "L40S"};
+
+nlohmann::json length(Rng& rng, int lo, int hi) {
+  switch (rng.uniform_int(0, 4)) {
+    case 0:
+      return rng.uniform_int(lo, hi);
+    case 1:
+      return {{"type", "uniform"}, {"min", lo}, {"max", hi}};
+    case 2:
+      return {{"type", "normal"}, {"mean", (lo + hi) / 2}, {"std", (hi - lo) / 4 + 1}};
+    case 3:
+      return {{"type", "lognormal"},
+              {"mean", (lo + hi) / 2},
+              {"std", (hi - lo) / 2 + 1},
+              {"max", hi * 2}};
+    default:
+      return {{"type", "empirical"}, {"values", {lo, (lo + hi) / 2, hi}}};
+  }
+}
+
+nlohmann::json engine(Rng& rng) {
+  nlohmann::json e;
+  e["enable_chunked_prefill"] = chance(rng, 0.7);
+  e["enable_prefix_caching"] = chance(rng, 0.6);
+  if (chance(rng, 0.7)) e["max_num_seqs"] = pick<int>(rng, {1, 2, 4, 16, 64, 256});
+  if (chance(rng, 0.4)) e["max_num_batched_tokens"] = pick<int>(rng, {512, 2048, 8192});
+  if (chance(rng, 0.5)) e["max_model_len"] = pick<int>(rng, {1024, 2048, 4096, 8192});
+  if (chance(rng, 0.3)) e["num_gpu_blocks_override"] = pick<int>(rng, {64, 256, 2048});
+  e["batching"] = pick<std::string>(rng, {"continuous", "continuous", "static", "prefill_first"});
+  e["scheduling_policy"] = pick<std::string>(rng, {"fcfs", "priority"});
+  if (chance(rng, 0.2)) e["long_prefill_token_threshold"] = pick<int>(rng, {64, 512});
+  return e;
+}
+
+void arrival(Rng& rng, nlohmann::json& w, DrawnScenario& d) {
+  const std::string type =
+      pick<std::string>(rng, {"poisson", "gamma", "constant", "onoff", "closed", "stepped"});
+  nlohmann::json a = {{"type", type}};
+  if (type == "closed") {
+    a["clients"] = rng.uniform_int(1, 16);
+    if (chance(rng, 0.5)) a["think_time_s"] = {{"type", "exponential"}, {"mean", 0.5}};
+  } else if (type == "stepped") {
+    a["steps"] = {1, rng.uniform_int(2, 4), rng.uniform_int(5, 8)};
+    a["step_duration_s"] = rng.uniform_int(2, 10);
+    // Always a think time: with none, a client whose every request is refused (too long for
+    // max_model_len) sends again at the same instant, without end (docs/reliability.md).
+    a["think_time_s"] = {{"type", "exponential"}, {"mean", 0.5}};
+  } else {
+    a["rate_qps"] = pick<double>(rng, {0.5, 4.0, 20.0, 200.0});
+    if (type == "gamma") a["cv"] = pick<double>(rng, {0.5, 2.0, 4.0});
+    if (type == "onoff") a["on_s"] = 2, a["off_s"] = 3;
+  }
+  w["arrival"] = a;
+  d.requests_known = type != "closed" && type != "stepped";
+  if (type == "stepped") {
+    d.num_requests = 0;  // the schedule ends it
+  } else {
+    w["num_requests"] = d.num_requests;
+  }
+}
+
+nlohmann::json workload(Rng& rng, DrawnScenario& d) {
+  nlohmann::json w;
+  d.num_requests = static_cast<uint64_t>(rng.uniform_int(1, 120));
+  if (chance(rng, 0.15)) {
+    const std::string trace = pick<std::string>(rng, {"splitwise_conv.csv", "splitwise_code.csv"});
+    w["trace"] = {{"path", SERVESIM_SOURCE_DIR "/configs/workloads/traces/" + trace},
+                  {"time_scale", pick<double>(rng, {0.05, 1.0})}};
+    w["num_requests"] = d.num_requests;
+    d.requests_known = true;
+    return w;
+  }
+  arrival(rng, w, d);
+  w["prompt_tokens"] = length(rng, 1, pick<int>(rng, {16, 512, 3000, 12000}));
+  w["output_tokens"] = length(rng, 1, pick<int>(rng, {1, 8, 200, 1500}));
+  if (chance(rng, 0.3)) {
+    w["shared_prefix"] = {{"groups", rng.uniform_int(1, 4)}, {"tokens", rng.uniform_int(1, 2000)}};
+  }
+  if (chance(rng, 0.25)) {
+    w["multi_turn"] = {{"turns", length(rng, 1, 4)}, {"user_tokens", length(rng, 1, 100)}};
+    if (chance(rng, 0.5)) w["multi_turn"]["think_time_s"] = {{"type", "exponential"}, {"mean", 1}};
+    d.requests_known = false;  // later turns leave when earlier ones are answered
+  }
+  return w;
+}
+
+}  // namespace
+
+DrawnScenario random_scenario(uint64_t seed) {
+  Rng rng(seed);
+  DrawnScenario d;
+  nlohmann::json& s = d.scenario;
+  s["name"] = "random-" + std::to_string(seed);
+  s["model"] = pick(rng, kModels);
+  s["gpu"] = pick(rng, kGpus);
+  s["parallel"] = {{"tensor_parallel_size", pick<int>(rng, {1, 1, 2, 4, 8})},
+                   {"pipeline_parallel_size", pick<int>(rng, {1, 1, 2})},
+                   {"data_parallel_size", pick<int>(rng, {1, 1, 2, 3})}};
+  s["engine"] = engine(rng);
+  s["cluster"] = {
+      {"router", pick<std::string>(rng, {"round_robin", "random", "least_outstanding", "least_kv",
+                                         "power_of_two", "prefix_affinity"})}};
+  s["workload"] = workload(rng, d);
+  s["seed"] = static_cast<int64_t>(rng.uniform_int(0, 1 << 30));
+  s["metrics"] = {{"sample_interval_s", pick<double>(rng, {0.0, 0.5, 5.0})}};
+  return d;
+}
+
+}  // namespace servesim::testing
