@@ -91,9 +91,8 @@ std::vector<std::string> check_record(const RequestRecord& r, int max_model_len)
                     " tokens exceed max_model_len " + std::to_string(max_model_len));
     }
     if (r.cached_prompt_tokens > r.prompt_tokens) out.push_back(id + "more cached than prompt");
-    if (r.cause != FailureCause::kNone) out.push_back(id + "ok with a failure cause");
-  } else if (r.cause == FailureCause::kNone) {
-    out.push_back(id + "failed without a cause");
+  } else if (r.status == RequestOutcome::kRejected && r.output_tokens != 0) {
+    out.push_back(id + "rejected but reports output tokens");
   }
   return out;
 }
