@@ -340,12 +340,14 @@ CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& o) {
   bench->add_flag("--profile", o.profile,
                   "Also time each op (clock reads on the CPU, CUDA events on a GPU)");
   add_engine_run_command(*engine, o.run);
+  add_engine_serve_command(*engine, o.serve);
   return engine;
 }
 
 int run_engine_command(const EngineCommandOptions& o) {
   if (o.bench != nullptr && *o.bench) return run_bench(o);
   if (o.run.command != nullptr && *o.run.command) return run_engine_run(o.run);
+  if (o.serve.command != nullptr && *o.serve.command) return run_engine_serve(o.serve);
   return 0;
 }
 

@@ -2,7 +2,8 @@
 // and decode tokens/s for each (batch, prompt length), next to the ceilings they are held to:
 // the measured memory read bandwidth (decode streams every weight once per step) and the
 // measured Eigen GEMM rate (prefill is GEMMs). Prints tables, or JSON with --json.
-// `servesim engine run` serves a scenario in real time (cli/engine_run_command.h).
+// `servesim engine run` serves a scenario in real time (cli/engine_run_command.h); `servesim
+// engine serve` is an OpenAI-compatible HTTP server on the engine (cli/engine_serve_command.h).
 // Not thread-safe (CLI process).
 #pragma once
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "cli/engine_run_command.h"
+#include "cli/engine_serve_command.h"
 
 namespace servesim {
 
@@ -31,9 +33,10 @@ struct EngineCommandOptions {
   bool json = false;
   bool profile = false;  // time each op (clock reads on the CPU, CUDA events on a GPU)
   EngineRunOptions run;  // `engine run`
+  ServeCommandOptions serve;  // `engine serve`
 };
 
-// Adds `engine` (with its `bench` and `run` subcommands) to `app`.
+// Adds `engine` (with its `bench`, `run` and `serve` subcommands) to `app`.
 CLI::App* add_engine_command(CLI::App& app, EngineCommandOptions& options);
 
 // Throws ConfigError for bad input; returns the process exit code otherwise.

@@ -1,6 +1,7 @@
 #include "engine/runtime/engine.h"
 
 #include <algorithm>
+#include <limits>
 #include <stdexcept>
 #include <string>
 
@@ -45,7 +46,7 @@ Engine::Engine(std::unique_ptr<Runner> runner, const EngineOptions& options)
       runner_(std::move(runner)),
       epoch_(Clock::now()) {}
 
-bool Engine::add_request(Request request, const SamplingParams& sampling) {
+bool Engine::add_request(Request request, const SamplingParams& sampling, int min_tokens) {
   const ModelSpec& spec = runner_->spec();
   for (int32_t t : request.prompt_token_ids) {
     if (t < 0 || t >= spec.vocab_size) {
@@ -64,7 +65,29 @@ bool Engine::add_request(Request request, const SamplingParams& sampling) {
   const uint64_t id = request.id;
   if (!scheduler_.add_request(std::move(request))) return false;
   samplers_.insert_or_assign(id, std::move(sampler));
+  if (min_tokens > 0) min_tokens_.insert_or_assign(id, min_tokens);
   return true;
+}
+
+bool Engine::abort(uint64_t request_id) {
+  if (!scheduler_.abort(request_id)) return false;
+  samplers_.erase(request_id);
+  min_tokens_.erase(request_id);
+  return true;
+}
+
+std::span<const float> Engine::mask_stop_tokens(uint64_t request_id, std::span<const float> logits) {
+  const auto it = min_tokens_.find(request_id);
+  if (it == min_tokens_.end()) return logits;
+  const Sequence* seq = scheduler_.find(request_id);
+  if (seq->ignore_eos || seq->num_output_tokens() >= it->second) return logits;
+  masked_logits_.assign(logits.begin(), logits.end());
+  for (int32_t t : seq->stop_token_ids) {
+    if (t >= 0 && t < static_cast<int32_t>(masked_logits_.size())) {
+      masked_logits_[t] = -std::numeric_limits<float>::infinity();
+    }
+  }
+  return masked_logits_;
 }
 
 void Engine::warm_up() {
@@ -111,7 +134,9 @@ const StepTrace& Engine::step() {
   for (const ScheduledSequence& s : out.sequences) {
     int32_t token = -1;
     if (s.samples) {
-      token = samplers_.at(s.request_id).sample(res.row(sample++, runner_->spec().vocab_size));
+      const std::span<const float> logits =
+          mask_stop_tokens(s.request_id, res.row(sample++, runner_->spec().vocab_size));
+      token = samplers_.at(s.request_id).sample(logits);
       result_.sampled_token_ids.push_back(token);
     }
     trace_.sequences.push_back(StepSequenceTrace{s.request_id, s.num_new_tokens,
@@ -129,7 +154,10 @@ const StepTrace& Engine::step() {
       if (s.token >= 0) callback_(s.request_id, s.token);
     }
   }
-  for (const FinishedRequest& f : scheduler_.finished()) samplers_.erase(f.id);
+  for (const FinishedRequest& f : scheduler_.finished()) {
+    samplers_.erase(f.id);
+    min_tokens_.erase(f.id);
+  }
   trace_.end_s = seconds_since_start();
   if (trace_out_ != nullptr) *trace_out_ << trace_.to_json_line() << '\n';
   return trace_;

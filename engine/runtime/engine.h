@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <ostream>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -53,8 +54,13 @@ class Engine {
   Engine(std::unique_ptr<Runner> runner, const EngineOptions& options);
 
   // Queues a request; false when the scheduler rejected it (see finished() for the reason).
-  // Throws ConfigError for a prompt token outside the vocabulary or bad sampling parameters.
-  bool add_request(Request request, const SamplingParams& sampling = {});
+  // Until it has `min_tokens` outputs its stop tokens cannot be sampled (their logits are
+  // masked, as vLLM's min_tokens). Throws ConfigError for a prompt token outside the
+  // vocabulary or bad sampling parameters.
+  bool add_request(Request request, const SamplingParams& sampling = {}, int min_tokens = 0);
+  // Finishes a live request with kAbort and frees its KV blocks (Scheduler::abort); it is
+  // listed in finished() until the next step(). False when the id is not live.
+  bool abort(uint64_t request_id);
 
   void set_token_callback(TokenCallback callback) { callback_ = std::move(callback); }
   // Writes one StepTrace JSON line per step to `out` (nullptr: none). Borrowed.
@@ -91,6 +97,9 @@ class Engine {
 
  private:
   using Clock = std::chrono::steady_clock;
+  // The logits with the request's stop tokens at -inf while it has fewer than its min_tokens
+  // outputs; `logits` itself otherwise.
+  std::span<const float> mask_stop_tokens(uint64_t request_id, std::span<const float> logits);
   double seconds_since_start() const {
     return std::chrono::duration<double>(Clock::now() - epoch_).count();
   }
@@ -99,6 +108,8 @@ class Engine {
   Scheduler scheduler_;
   std::unique_ptr<Runner> runner_;
   std::unordered_map<uint64_t, Sampler> samplers_;
+  std::unordered_map<uint64_t, int> min_tokens_;  // requests with min_tokens > 0 only
+  std::vector<float> masked_logits_;              // (vocab) scratch of the min_tokens mask
   TokenCallback callback_;
   std::ostream* trace_out_ = nullptr;
   Clock::time_point epoch_;
