@@ -1,5 +1,6 @@
 #include "gui/compare_controller.h"
 
+#include <QDir>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QSettings>
@@ -11,12 +12,14 @@
 #include "gui/compare_view.h"
 #include "gui/simulation_runner.h"
 #include "models/config_error.h"
+#include "sim/metrics/run_folder.h"
 #include "sim/run/scenario.h"
 
 namespace servesim::gui {
 namespace {
 
 const char* const kCompareDirKey = "compare/dir";
+const char* const kRunFolderDirKey = "compare/run_folder_dir";
 
 }  // namespace
 
@@ -31,6 +34,7 @@ CompareController::CompareController(const Catalog* catalog, ShownResult shown_r
       view_(new CompareView(model_, parent)) {
   connect(view_, &CompareView::add_requested, this, [this] { add_shown_result(); });
   connect(view_, &CompareView::open_requested, this, &CompareController::open_dialog);
+  connect(view_, &CompareView::open_folder_requested, this, &CompareController::open_folder_dialog);
   connect(runner_, &SimulationRunner::finished, this, &CompareController::on_finished);
   connect(runner_, &SimulationRunner::failed, this, &CompareController::on_failed);
   connect(runner_, &SimulationRunner::cancelled, this, &CompareController::on_cancelled);
@@ -91,6 +95,35 @@ void CompareController::open_dialog() {
   if (paths.isEmpty()) return;
   emit files_chosen();
   compare_files(paths);
+}
+
+bool CompareController::open_run_folders(const QStringList& dirs) {
+  QStringList added;
+  QStringList failed;
+  for (const QString& dir : dirs) {
+    try {
+      const RunFolder run = read_run_folder(dir.toStdString());
+      const QString name = QDir(QString::fromStdString(run.path)).dirName();
+      model_->add(CompareModel::entry_of(run, name));
+      added << model_->entries().back().name;
+    } catch (const ConfigError& e) {
+      failed << QString::fromStdString(e.what());
+    }
+  }
+  if (!dirs.isEmpty()) QSettings().setValue(kRunFolderDirKey, QFileInfo(dirs.front()).path());
+  QString text = added.isEmpty() ? tr("Nothing added.") : tr("Added %1").arg(added.join(", "));
+  if (!failed.isEmpty()) text += tr(" Not a result folder: %1").arg(failed.join("; "));
+  view_->show_message(text, !failed.isEmpty());
+  return !added.isEmpty();
+}
+
+void CompareController::open_folder_dialog() {
+  const QString start = QSettings().value(kRunFolderDirKey, open_dir_).toString();
+  const QString dir = QFileDialog::getExistingDirectory(
+      view_->window(), tr("Open a run folder (written with --out)"), start);
+  if (dir.isEmpty()) return;
+  emit files_chosen();
+  open_run_folders({dir});
 }
 
 void CompareController::cancel() {

@@ -2,9 +2,11 @@
 // CompareView and a SimulationRunner of its own, adds the result on display to the
 // comparison, and runs scenario files for it one after another (a queue: each file's run
 // starts when the one before has finished or failed), naming the files that do not load,
-// validate or run. The window places the view in a tab and hands it the result on
-// display and Cancel.
-// The folder scenarios were last opened from is remembered between sessions (QSettings).
+// validate or run. It also adds result folders (RunFolder: what simulate, engine run and
+// loadtest write with --out), read on the spot, naming the ones that are not result folders.
+// The window places the view in a tab and hands it the result on display and Cancel.
+// The folders scenarios and run folders were last opened from are remembered between
+// sessions (QSettings).
 //
 // Ownership: the model and runner are children of this object; the view is a widget whose
 // Qt parent the window may change (into its tab widget), and this object deletes it if it
@@ -54,6 +56,11 @@ class CompareController : public QObject {
   bool compare_files(const QStringList& paths);
   // Asks for scenario files, then compares them.
   void open_dialog();
+  // Reads result folders and adds each to the comparison set, named after its folder; the
+  // ones that do not read are named in the view. False when none was added.
+  bool open_run_folders(const QStringList& dirs);
+  // Asks for a result folder, then adds it.
+  void open_folder_dialog();
   // Stops the run in flight and drops the files still queued.
   void cancel();
   bool busy() const;

@@ -3,10 +3,23 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/metrics/percentile.h"
+
 namespace servesim::gui {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Quantiles a folder's CDF is sampled at (RunRecorder::cdf's default).
+constexpr int kFolderCdfPoints = 200;
+
+int setup_int(const nlohmann::json& setup, const char* key) {
+  const auto it = setup.find(key);
+  return it != setup.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+double quantile_of(const std::vector<double>& sorted, double q) {
+  return sorted.empty() ? kNaN : percentile_sorted(sorted, q * 100);
+}
 
 }  // namespace
 
@@ -18,6 +31,24 @@ CompareModel::Entry CompareModel::entry_of(const RunSnapshot& snapshot, const QS
   e.summary = snapshot.result.summary;
   e.num_gpus = snapshot.plan.parallel.total_gpus();
   e.cdf = snapshot.cdf;
+  return e;
+}
+
+CompareModel::Entry CompareModel::entry_of(const RunFolder& run, const QString& name) {
+  Entry e;
+  e.name = name;
+  e.summary = run.metrics_summary();
+  e.num_gpus = setup_int(run.setup, "tensor_parallel_size") *
+               setup_int(run.setup, "pipeline_parallel_size") *
+               setup_int(run.setup, "data_parallel_size");
+  if (run.ttft_s.empty()) return e;
+  for (int i = 0; i <= kFolderCdfPoints; ++i) {
+    const double q = static_cast<double>(i) / kFolderCdfPoints;
+    e.cdf.push_back({.quantile = q,
+                     .ttft_s = quantile_of(run.ttft_s, q),
+                     .tpot_s = quantile_of(run.tpot_s, q),
+                     .e2e_s = quantile_of(run.e2e_s, q)});
+  }
   return e;
 }
 
@@ -58,7 +89,7 @@ double CompareModel::value(int row, Column column) const {
   const MetricsSummary& s = e.summary;
   switch (column) {
     case kGpus:
-      return e.num_gpus;
+      return e.num_gpus > 0 ? e.num_gpus : kNaN;
     case kTtftP50:
       return s.ttft.p50_s * 1e3;
     case kTtftP99:

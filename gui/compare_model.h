@@ -2,6 +2,8 @@
 // row each, in the order added: name, GPUs, TTFT/TPOT/E2E p50 and p99 (ms), request rate,
 // output tokens/s (total and per GPU) and cost per million tokens where the run has a price.
 // Each entry also keeps its latency CDF, so the Compare view can overlay the distributions.
+// Entries come from a finished run in the GUI or from a result folder (RunFolder: any run
+// written with --out, simulated or measured); a figure the folder lacks shows as "–".
 //
 // Rows are inserted and removed one at a time (views keep their selection); entries are
 // plain values copied from RunSnapshots. The Scenario column is editable, to rename an entry
@@ -14,6 +16,7 @@
 
 #include "gui/run_snapshot.h"
 #include "sim/metrics/metrics.h"
+#include "sim/metrics/run_folder.h"
 
 namespace servesim::gui {
 
@@ -40,7 +43,7 @@ class CompareModel : public QAbstractTableModel {
   struct Entry {
     QString name;  // shown in the table and the legends
     MetricsSummary summary;
-    int num_gpus = 0;           // all replicas
+    int num_gpus = 0;           // all replicas; 0 when unknown (a folder without the sizes)
     std::vector<CdfPoint> cdf;  // as the run recorded it; may be empty
   };
 
@@ -49,6 +52,9 @@ class CompareModel : public QAbstractTableModel {
   // The entry of a finished run, named `name` (made unique with " (2)", " (3)" ... so the
   // legends tell entries apart).
   static Entry entry_of(const RunSnapshot& snapshot, const QString& name);
+  // The entry of a result folder: its summary, its GPUs (tensor x pipeline x data parallel
+  // sizes where summary.json has them) and the CDF of its requests.csv.
+  static Entry entry_of(const RunFolder& run, const QString& name);
   void add(Entry entry);
   // Removes row `row`; out-of-range rows are ignored.
   void remove(int row);

@@ -57,10 +57,15 @@ CompareView::CompareView(CompareModel* model, QWidget* parent)
   auto* open = new QPushButton(tr("&Open scenarios…"), this);
   open->setToolTip(tr("Run scenario files and add their results (Ctrl+Shift+O)"));
   open->setObjectName(QStringLiteral("compare_open"));
+  auto* open_folder = new QPushButton(tr("Open run &folder…"), this);
+  open_folder->setToolTip(
+      tr("Add a result folder written with --out: simulate, engine run or loadtest"));
+  open_folder->setObjectName(QStringLiteral("compare_open_folder"));
   remove_->setToolTip(tr("Remove the selected rows (Delete)"));
   remove_->setObjectName(QStringLiteral("compare_remove"));
   connect(add, &QPushButton::clicked, this, &CompareView::add_requested);
   connect(open, &QPushButton::clicked, this, &CompareView::open_requested);
+  connect(open_folder, &QPushButton::clicked, this, &CompareView::open_folder_requested);
   connect(remove_, &QPushButton::clicked, this, &CompareView::remove_selected);
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -69,6 +74,7 @@ CompareView::CompareView(CompareModel* model, QWidget* parent)
   auto* buttons = new QHBoxLayout();
   buttons->addWidget(add);
   buttons->addWidget(open);
+  buttons->addWidget(open_folder);
   buttons->addWidget(remove_);
   buttons->addWidget(message_, 1);
 

@@ -2,7 +2,8 @@
 // per scenario) under two charts: the TTFT CDFs overlaid, one curve per scenario (on a log
 // axis when the TTFTs are orders of magnitude apart), and output throughput (total and per
 // GPU) as grouped bars. Buttons add the current result, open scenario files to run and
-// compare, and remove the selected rows (Delete).
+// compare, open a result folder (a run written with --out), and remove the selected rows
+// (Delete).
 //
 // Adding and opening emit signals the CompareController acts on (it owns the runs); removing
 // edits the model directly. Redraws when the model's rows change; computes nothing.
@@ -36,6 +37,7 @@ class CompareView : public QWidget {
  signals:
   void add_requested();
   void open_requested();
+  void open_folder_requested();
 
  private:
   void redraw();

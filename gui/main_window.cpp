@@ -198,6 +198,9 @@ void MainWindow::build_simulation_menu(ToolbarActions* toolbar) {
       sim->addAction(tr("C&ompare scenario files…"), compare_, &CompareController::open_dialog);
   compare->setObjectName(QStringLiteral("compare_open_action"));
   compare->setShortcut(QKeySequence(tr("Ctrl+Shift+O")));
+  QAction* open_folder = sim->addAction(tr("Open run &folder for comparison…"), compare_,
+                                        &CompareController::open_folder_dialog);
+  open_folder->setObjectName(QStringLiteral("compare_open_folder_action"));
   toolbar->simulation = {run_action_, cancel_action_, sweep, add};
 }
 

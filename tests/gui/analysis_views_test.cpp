@@ -1,8 +1,10 @@
 // The Trade-offs and Compare tabs driven as a user would: a sweep from the tab's Run button,
 // its cancel and a superseded sweep, bad sweep values in place; a comparison of two
-// scenarios (the current result and opened files), removal, CSV and PNG export.
+// scenarios (the current result and opened files), removal, CSV and PNG export; result
+// folders (simulated and measured) opened into the comparison.
 #include <QAbstractItemModelTester>
 #include <QAction>
+#include <QDir>
 #include <QFile>
 #include <QImage>
 #include <QLineEdit>
@@ -52,6 +54,25 @@ QString write_scenario(const QTemporaryDir& dir, const QString& name, double rat
   QFile out(path);
   out.open(QIODevice::WriteOnly);
   out.write(QByteArray::fromStdString(j.dump(2)));
+  return path;
+}
+
+// A result folder as `--out` writes it: summary.json (with `extra_setup` at its top level and
+// `summary`) and requests.csv rows with the given TTFTs (seconds).
+QString write_run_folder(const QTemporaryDir& dir, const QString& name, const std::string& setup,
+                         const std::string& summary, const std::vector<double>& ttft_s) {
+  QDir(dir.path()).mkpath(name);
+  const QString path = dir.filePath(name);
+  QFile json(path + "/summary.json");
+  json.open(QIODevice::WriteOnly);
+  json.write(QByteArray::fromStdString("{" + setup + "\"summary\": " + summary + "}"));
+  QFile csv(path + "/requests.csv");
+  csv.open(QIODevice::WriteOnly);
+  csv.write("id,status,ttft_s,tpot_s,e2e_s\n");
+  for (size_t i = 0; i < ttft_s.size(); ++i) {
+    csv.write(QByteArray::fromStdString(std::to_string(i) + ",ok," + std::to_string(ttft_s[i]) +
+                                        ",0.01," + std::to_string(ttft_s[i] + 1) + "\n"));
+  }
   return path;
 }
 
@@ -228,6 +249,49 @@ class AnalysisViewsTest : public QObject {
     QTest::keyClick(w.compare()->view()->table(), Qt::Key_Delete);
     QCOMPARE(m->rowCount(), 1);
     QVERIFY(!w.compare()->view()->remove_selected());  // nothing selected any more
+  }
+
+  void run_folders_join_the_comparison() {
+    QTemporaryDir dir;
+    MainWindow w;
+    QAbstractItemModelTester tester(w.compare()->model(),
+                                    QAbstractItemModelTester::FailureReportingMode::QtTest);
+    QVERIFY(action(w, "compare_open_folder_action") != nullptr);
+    QVERIFY(w.compare()->view()->findChild<QPushButton*>("compare_open_folder") != nullptr);
+    const QString sim = write_run_folder(
+        dir, "sim",
+        R"("simulated_s": 9, "tensor_parallel_size": 2, "pipeline_parallel_size": 1,
+           "data_parallel_size": 1, )",
+        R"({"completed": 3, "request_throughput_per_s": 1.5, "ttft": {"p50_ms": 40}})",
+        {0.03, 0.04, 0.05});
+    const QString measured =
+        write_run_folder(dir, "measured", "",
+                         R"({"completed": 2, "ttft": {"p50_ms": 400}, "itl": null})", {0.3, 0.5});
+    const QString missing = dir.filePath("not-a-run");
+
+    QVERIFY(w.compare()->open_run_folders({sim, measured, missing}));
+    CompareModel* m = w.compare()->model();
+    QCOMPARE(m->rowCount(), 2);
+    QCOMPARE(m->entries()[0].name, QString("sim"));
+    QCOMPARE(m->entries()[1].name, QString("measured"));
+    QCOMPARE(m->value(0, CompareModel::kGpus), 2.0);
+    QCOMPARE(m->value(1, CompareModel::kTtftP50), 400.0);
+    // What a folder lacks is a dash, not a zero.
+    QCOMPARE(m->data(m->index(1, CompareModel::kGpus)).toString(), QString("–"));
+    QCOMPARE(m->data(m->index(1, CompareModel::kRequestRate)).toString(), QString("–"));
+    QCOMPARE(m->entries()[1].cdf.size(), size_t{201});
+    QCOMPARE(m->entries()[1].cdf.back().ttft_s, 0.5);
+    const QString message = w.compare()->view()->message();
+    QVERIFY2(message.startsWith("Added sim, measured"), qPrintable(message));
+    QVERIFY2(message.contains(missing + ": no such folder"), qPrintable(message));
+
+    // The same folder again gets a name of its own; a folder that is not a run adds nothing.
+    QVERIFY(w.compare()->open_run_folders({sim}));
+    QCOMPARE(m->entries()[2].name, QString("sim (2)"));
+    QVERIFY(!w.compare()->open_run_folders({dir.path()}));
+    QCOMPARE(m->rowCount(), 3);
+    QVERIFY2(w.compare()->view()->message().contains("summary.json: missing"),
+             qPrintable(w.compare()->view()->message()));
   }
 
   void only_broken_files_leave_the_comparison_unchanged() {
