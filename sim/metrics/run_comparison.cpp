@@ -156,10 +156,11 @@ void print_comparison(std::FILE* out, const RunComparison& c) {
   for (const RunFolder* run : c.runs) path_width = std::max(path_width, display_width(run->path));
   for (size_t i = 0; i < c.runs.size(); ++i) {
     const RunFolder& run = *c.runs[i];
-    std::fprintf(out, "  %s  %-9s  %llu requests in requests.csv, %llu ok;%s\n",
+    const std::string setup = describe_setup(run);
+    std::fprintf(out, "  %s  %-9s  %llu requests in requests.csv, %llu ok%s%s\n",
                  pad_right(run.path, path_width).c_str(), std::string(run.clock()).c_str(),
                  static_cast<unsigned long long>(run.records),
-                 static_cast<unsigned long long>(run.ok), describe_setup(run).c_str());
+                 static_cast<unsigned long long>(run.ok), setup.empty() ? "" : ";", setup.c_str());
   }
   // Cells: the reference's value alone, every other run's value and its difference.
   size_t value_width = 6;

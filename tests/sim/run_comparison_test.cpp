@@ -131,12 +131,16 @@ TEST(RunComparisonTest, MaxErrorFlagsWhatDriftsAndMissingOnlyWhenAskedFor) {
 }
 
 TEST(RunComparisonTest, TableShowsMissingAsADashAndIsTheSameEveryTime) {
-  const std::vector<RunFolder> runs = three_runs();
+  std::vector<RunFolder> runs = three_runs();
+  runs[2].setup = nlohmann::json::object();
   const RunComparison c = compare_runs(runs, {"completed", "ttft_p50", "itl_p50", "error_rate"});
   const std::string text = printed(c);
   EXPECT_EQ(text, printed(compare_runs(runs, {"completed", "ttft_p50", "itl_p50", "error_rate"})));
   EXPECT_NE(text.find("runs (differences are against the first):"), std::string::npos) << text;
   EXPECT_NE(text.find("scenario=s model=m"), std::string::npos) << text;
+  EXPECT_NE(text.find("  broken    measured   0 requests in requests.csv, 0 ok\n"),
+            std::string::npos)
+      << text;  // a producer that wrote no setup keys
   EXPECT_NE(text.find("  metric             unit       sim        measured          broken\n"),
             std::string::npos)
       << text;
