@@ -79,9 +79,29 @@ void HttpSession::do_read() {
   parser_->body_limit(static_cast<uint64_t>(ctx_.options.max_body_bytes));
   parser_->header_limit(kHeaderLimitBytes);
   stream_.expires_after(duration_of(ctx_.options.keep_alive_timeout_s));
-  http::async_read(
+  http::async_read_header(
       stream_, buffer_, *parser_,
-      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_read(ec); });
+      [self = shared_from_this()](beast::error_code ec, size_t) { self->on_header(ec); });
+}
+
+// curl sends "Expect: 100-continue" before a body over 1 KiB and waits a second for the go-ahead;
+// it gets it at once (or the error, when the header already says the body is too large).
+void HttpSession::on_header(beast::error_code ec) {
+  if (ec) return on_read(ec);
+  auto read_body = [self = shared_from_this()] {
+    self->stream_.expires_after(duration_of(self->ctx_.options.write_timeout_s));
+    http::async_read(self->stream_, self->buffer_, *self->parser_,
+                     [self](beast::error_code read_ec, size_t) { self->on_read(read_ec); });
+  };
+  if (!beast::iequals(parser_->get()[http::field::expect], "100-continue")) return read_body();
+  continue_ = std::make_shared<http::response<http::empty_body>>(http::status::continue_,
+                                                                 parser_->get().version());
+  http::async_write(stream_, *continue_,
+                    [self = shared_from_this(), read_body](beast::error_code write_ec, size_t) {
+                      self->continue_.reset();
+                      if (write_ec) return self->close();
+                      read_body();
+                    });
 }
 
 void HttpSession::on_read(beast::error_code ec) {

@@ -89,6 +89,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   };
 
   void do_read();
+  void on_header(boost::beast::error_code ec);
   void on_read(boost::beast::error_code ec);
   void route(const HttpRequest& req);
   void handle_generation(const HttpRequest& req, Endpoint endpoint);
@@ -113,6 +114,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
   ServeContext& ctx_;
   std::shared_ptr<HttpResponse> response_;  // the plain response being written
+  std::shared_ptr<boost::beast::http::response<boost::beast::http::empty_body>> continue_;
   bool closed_ = false;
   bool keep_alive_ = true;
   unsigned http_version_ = 11;

@@ -216,5 +216,25 @@ TEST(OpenAiServer, KeepAliveServesSeveralRequestsOnOneConnection) {
   }
 }
 
+TEST(OpenAiServer, ExpectContinueGetsTheGoAheadAtOnce) {
+  ServeHarness h;
+  boost::asio::io_context io;
+  auto socket = testing::connect_to(io, h.port());
+  const std::string body = json{{"prompt", std::vector<int>(400, 65)}, {"max_tokens", 2}}.dump();
+  const std::string head =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\n"
+      "Content-Type: application/json\r\nContent-Length: " +
+      std::to_string(body.size()) + "\r\n\r\n";
+  boost::asio::write(socket, boost::asio::buffer(head));
+  boost::beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> interim;
+  http::read_header(socket, buffer, interim);
+  EXPECT_EQ(interim.get().result(), http::status::continue_);
+  boost::asio::write(socket, boost::asio::buffer(body));
+  http::response<http::string_body> res;
+  http::read(socket, buffer, res);
+  EXPECT_EQ(res.result_int(), 200u) << res.body();
+}
+
 }  // namespace
 }  // namespace servesim
