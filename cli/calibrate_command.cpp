@@ -16,6 +16,7 @@
 #include "models/config_error.h"
 #include "models/cost_features.h"
 #include "models/cost_model.h"
+#include "sim/metrics/atomic_file.h"
 #include "sim/run/scenario.h"
 
 namespace servesim {
@@ -128,9 +129,7 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
   const ValidationReport r = validate_profile(scenario, vo);
   const nlohmann::json j = r.to_json();
   if (!report_path.empty()) {
-    std::ofstream out(report_path);
-    out << j.dump(2) << '\n';
-    if (!out) throw ConfigError("calibrate validate: --report " + report_path + ": cannot write");
+    write_file_atomically(report_path, j.dump(2) + "\n");
   }
   int exit_code = 0;
   if (o.json) {

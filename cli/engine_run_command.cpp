@@ -28,6 +28,9 @@ class RunObserver final : public Observer {
   void on_sample(const TimeSample& s) override {
     if (writer_) writer_->on_sample(s);
   }
+  void commit() {
+    if (writer_) writer_->commit();
+  }
 
  private:
   std::unique_ptr<ResultWriter> writer_;
@@ -116,7 +119,9 @@ int run_engine_run(const EngineRunOptions& o) {
   j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
 
   if (!o.out_dir.empty()) {
-    std::ofstream(std::filesystem::path(o.out_dir) / "summary.json") << j.dump(2) << "\n";
+    observer.commit();
+    write_file_atomically((std::filesystem::path(o.out_dir) / "summary.json").string(),
+                          j.dump(2) + "\n");
   }
   if (o.json) {
     std::cout << j.dump(2) << "\n";

@@ -8,6 +8,7 @@
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
 #include "plan/planner.h"
+#include "sim/metrics/atomic_file.h"
 
 namespace servesim {
 namespace {
@@ -108,21 +109,15 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   p.threads = o.threads;
   // The frontier needs every candidate's operating point, not only the cheapest ones.
   p.search_all = o.search_all || o.pareto;
+  if (!o.out_dir.empty() && share.rank() == 0) require_writable_directory(o.out_dir, "--out");
   const PlanReport report = plan(p, catalog, share);
   if (share.rank() != 0) return report.feasible() ? 0 : 1;
 
   if (!o.out_dir.empty()) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(o.out_dir, ec);
-    if (ec) throw ConfigError("--out: cannot create '" + o.out_dir + "': " + ec.message());
-    std::ofstream csv(fs::path(o.out_dir) / "plan.csv");
-    std::ofstream json(fs::path(o.out_dir) / "plan.json");
-    std::ofstream pareto(fs::path(o.out_dir) / "pareto.csv");
-    if (!csv || !json || !pareto) throw ConfigError("--out: cannot write into '" + o.out_dir + "'");
-    csv << report.to_csv();
-    json << report.to_json().dump(2) << "\n";
-    pareto << report.pareto_csv();
+    const std::filesystem::path dir(o.out_dir);
+    write_file_atomically((dir / "plan.csv").string(), report.to_csv());
+    write_file_atomically((dir / "pareto.csv").string(), report.pareto_csv());
+    write_file_atomically((dir / "plan.json").string(), report.to_json().dump(2) + "\n");
   }
   if (o.json) {
     nlohmann::json j = report.to_json();

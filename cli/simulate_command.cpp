@@ -9,13 +9,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/interrupt_flag.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/run/scenario.h"
 
 namespace servesim {
 namespace {
 
-// Draws the progress bar and, with --out, hands records and samples to the ResultWriter.
+// Draws the progress bar, with --out hands records and samples to the ResultWriter, and stops
+// the run on Ctrl-C.
 class CliObserver final : public Observer {
  public:
   CliObserver(const std::string& out_dir, bool progress) : progress_(progress) {
@@ -47,13 +49,18 @@ class CliObserver final : public Observer {
     if (writer_) writer_->on_sample(s);
   }
 
+  bool should_stop() override { return interrupt_.raised(); }
+  bool interrupted() const { return interrupt_.raised(); }
+
   void finish() {
     if (progress_) std::fprintf(stderr, "\n");
+    if (writer_) writer_->commit();
   }
 
  private:
   bool progress_;
   std::unique_ptr<ResultWriter> writer_;  // with --out only
+  InterruptFlag interrupt_;
 };
 
 }  // namespace
@@ -120,11 +127,20 @@ int run_simulate(const SimulateOptions& options) {
   j["replicas"] = replicas;
 
   if (!options.out_dir.empty()) {
-    std::ofstream(std::filesystem::path(options.out_dir) / "summary.json") << j.dump(2) << "\n";
+    // Last and atomic: a summary.json under its name means the folder is whole ("stopped"
+    // says whether the run was).
+    write_file_atomically((std::filesystem::path(options.out_dir) / "summary.json").string(),
+                          j.dump(2) + "\n");
+  }
+  // A run cut short by Ctrl-C printed and wrote what finished ("stopped": true); 130 is the
+  // shell's status for an interrupted command.
+  const int status = observer.interrupted() ? 130 : 0;
+  if (observer.interrupted()) {
+    std::fprintf(stderr, "interrupted: the results are those of the requests that finished\n");
   }
   if (options.json) {
     std::cout << j.dump(2) << "\n";
-    return 0;
+    return status;
   }
   std::printf("%s: %s on %d x %s (TP %d, PP %d, DP %d), %s batching\n", scenario.name.c_str(),
               c.model.name.c_str(), c.parallel.total_gpus(), c.gpu.name.c_str(), c.parallel.tp,
@@ -154,7 +170,7 @@ int run_simulate(const SimulateOptions& options) {
         "extrapolated (cost_model.extrapolate)\n",
         static_cast<long long>(result.extrapolated_steps));
   }
-  return 0;
+  return status;
 }
 
 }  // namespace servesim

@@ -1,12 +1,12 @@
 #include "cli/sweep_command.h"
 
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
 #include "plan/sweep.h"
+#include "sim/metrics/atomic_file.h"
 
 namespace servesim {
 
@@ -35,18 +35,15 @@ int run(const SweepCommandOptions& options, WorkShare& share) {
   sweep.overrides = options.overrides;
   sweep.threads = options.threads;
   Catalog catalog;
+  if (!options.out_dir.empty() && share.rank() == 0) {
+    require_writable_directory(options.out_dir, "--out");
+  }
   const SweepReport report = run_sweep(options.scenario, sweep, catalog, share);
   if (share.rank() != 0) return 0;
   if (!options.out_dir.empty()) {
-    namespace fs = std::filesystem;
-    std::error_code ec;
-    fs::create_directories(options.out_dir, ec);
-    if (ec) throw ConfigError("--out: cannot create '" + options.out_dir + "': " + ec.message());
-    std::ofstream csv(fs::path(options.out_dir) / "sweep.csv");
-    std::ofstream json(fs::path(options.out_dir) / "sweep.json");
-    if (!csv || !json) throw ConfigError("--out: cannot write into '" + options.out_dir + "'");
-    csv << report.to_csv();
-    json << report.to_json().dump(2) << "\n";
+    const std::filesystem::path dir(options.out_dir);
+    write_file_atomically((dir / "sweep.csv").string(), report.to_csv());
+    write_file_atomically((dir / "sweep.json").string(), report.to_json().dump(2) + "\n");
   }
   if (options.json) {
     std::cout << report.to_json().dump(2) << "\n";

@@ -4,11 +4,11 @@
 # ConfigError) stops that target with the input saved under <build>/fuzz-work/artifacts/ and
 # makes the script exit 1; the table at the end gives executions and seconds per target.
 #
-#   scripts/fuzz.sh --smoke                  CI: every target, its corpus then 8 s of fuzzing
+#   scripts/fuzz.sh --smoke                  CI: every target, its corpus then 5 s of fuzzing
 #   scripts/fuzz.sh --runs 10000000 --max-time 3600 [TARGET...]
 #                                            a long run (the numbers docs/reliability.md gives)
 #
-# Options: --build-dir DIR (default build/fuzz), --smoke-seconds S (default 8), --jobs N for
+# Options: --build-dir DIR (default build/fuzz), --smoke-seconds S (default 5), --jobs N for
 # the build (default nproc). Runs at nice 19, one target at a time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,7 +16,7 @@ root=$(pwd)
 build=build/fuzz
 runs=-1
 max_time=0
-smoke_s=8
+smoke_s=5
 jobs=$(nproc)
 smoke=0
 targets=()

@@ -30,32 +30,47 @@ void print_latency_row(std::FILE* out, const char* name, const LatencyStats& s) 
 
 }  // namespace
 
-ResultWriter::ResultWriter(const std::string& out_dir) {
-  std::error_code ec;
-  std::filesystem::create_directories(out_dir, ec);
-  if (ec) throw ConfigError("--out: cannot create directory '" + out_dir + "': " + ec.message());
-  requests_.open(std::filesystem::path(out_dir) / "requests.csv");
-  samples_.open(std::filesystem::path(out_dir) / "timeseries.csv");
-  if (!requests_ || !samples_) throw ConfigError("--out: cannot write into '" + out_dir + "'");
-  requests_ << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
-               "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
-               "ttft_s,tpot_s,e2e_s,step_index\n";
-  samples_ << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
+ResultWriter::ResultWriter(const std::string& out_dir)
+    : dir_checked_((require_writable_directory(out_dir, "--out"), true)),
+      requests_((std::filesystem::path(out_dir) / "requests.csv").string()),
+      samples_((std::filesystem::path(out_dir) / "timeseries.csv").string()),
+      exceptions_at_start_(std::uncaught_exceptions()) {
+  (void)dir_checked_;
+  requests_.stream() << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
+                        "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
+                        "ttft_s,tpot_s,e2e_s,step_index\n";
+  samples_.stream() << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
+}
+
+ResultWriter::~ResultWriter() {
+  // Unwinding: the run failed, and its half-written files go with it (AtomicFile removes them).
+  if (committed_ || std::uncaught_exceptions() > exceptions_at_start_) return;
+  try {
+    commit();
+  } catch (const ConfigError& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+}
+
+void ResultWriter::commit() {
+  committed_ = true;
+  requests_.commit();
+  samples_.commit();
 }
 
 void ResultWriter::on_request_done(const RequestRecord& r) {
   auto num = [](double v) { return std::isnan(v) ? std::string() : std::to_string(v); };
-  requests_ << r.id << ',' << r.replica << ',' << to_string(r.status) << ',' << num(r.arrival_s)
-            << ',' << num(r.first_scheduled_s) << ',' << num(r.first_token_s) << ','
-            << num(r.finish_s) << ',' << r.prompt_tokens << ',' << r.output_tokens << ','
-            << r.cached_prompt_tokens << ',' << r.preemptions << ',' << num(r.queueing_s()) << ','
-            << num(r.ttft_s()) << ',' << num(r.tpot_s()) << ',' << num(r.e2e_s()) << ','
-            << r.step_index << '\n';
+  requests_.stream() << r.id << ',' << r.replica << ',' << to_string(r.status) << ','
+                     << num(r.arrival_s) << ',' << num(r.first_scheduled_s) << ','
+                     << num(r.first_token_s) << ',' << num(r.finish_s) << ',' << r.prompt_tokens
+                     << ',' << r.output_tokens << ',' << r.cached_prompt_tokens << ','
+                     << r.preemptions << ',' << num(r.queueing_s()) << ',' << num(r.ttft_s()) << ','
+                     << num(r.tpot_s()) << ',' << num(r.e2e_s()) << ',' << r.step_index << '\n';
 }
 
 void ResultWriter::on_sample(const TimeSample& s) {
-  samples_ << s.time_s << ',' << s.replica << ',' << s.running << ',' << s.waiting << ','
-           << s.kv_usage << ',' << s.tokens_in_step << ',' << s.preemptions_total << '\n';
+  samples_.stream() << s.time_s << ',' << s.replica << ',' << s.running << ',' << s.waiting << ','
+                    << s.kv_usage << ',' << s.tokens_in_step << ',' << s.preemptions_total << '\n';
 }
 
 nlohmann::json summary_json(const MetricsSummary& m) {

@@ -6,18 +6,22 @@
 //
 // Numbers: latencies in JSON are milliseconds (keys end in _ms); CSV times are seconds since
 // the run's start (simulated or wall clock, as the producer's records are).
-// Ownership: a ResultWriter owns its two open files; flushed and closed on destruction.
-// Thread-safety: none; the free functions are stateless.
+// Files appear whole or not at all (AtomicFile): they are written under temporary names and
+// renamed by commit(). A ResultWriter destroyed without commit() commits then (reporting a
+// failure on stderr, as a destructor cannot throw) unless an exception is unwinding past it,
+// in which case the half-written files are removed.
+// Ownership: a ResultWriter owns its two files. Thread-safety: none; the free functions are
+// stateless.
 #pragma once
 
 #include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "sim/core/observer.h"
+#include "sim/metrics/atomic_file.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/replica_summary.h"
 
@@ -25,16 +29,26 @@ namespace servesim {
 
 class ResultWriter final : public Observer {
  public:
-  // Creates `out_dir` (and its parents) and opens requests.csv and timeseries.csv there, each
-  // with its header line. Throws ConfigError naming the folder when it cannot.
+  // Creates `out_dir` (and its parents), proves it writable and opens requests.csv and
+  // timeseries.csv there, each with its header line. Throws ConfigError naming the folder
+  // when it cannot.
   explicit ResultWriter(const std::string& out_dir);
+  ~ResultWriter() override;
+  ResultWriter(const ResultWriter&) = delete;
+  ResultWriter& operator=(const ResultWriter&) = delete;
 
   void on_request_done(const RequestRecord& record) override;
   void on_sample(const TimeSample& sample) override;
 
+  // Puts both files in place. Throws ConfigError (a full disk). REQUIRES: not committed yet.
+  void commit();
+
  private:
-  std::ofstream requests_;
-  std::ofstream samples_;
+  bool dir_checked_;  // first member: the folder is checked before the files open
+  AtomicFile requests_;
+  AtomicFile samples_;
+  bool committed_ = false;
+  int exceptions_at_start_;  // std::uncaught_exceptions() when constructed
 };
 
 // summary.json's "summary" object: counts, throughputs, and for TTFT/TPOT/ITL/E2E/queueing
