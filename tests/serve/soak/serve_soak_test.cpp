@@ -70,6 +70,7 @@ ClientCounts run_client(uint16_t port, int index, std::chrono::steady_clock::tim
     }
     if (!ec) http::read(*socket, buffer, parser, ec);
     if (ec) {
+      std::fprintf(stderr, "soak client %d: %s\n", index, ec.message().c_str());
       ++c.broken;
       socket.reset();
       buffer.clear();
@@ -79,6 +80,10 @@ ClientCounts run_client(uint16_t port, int index, std::chrono::steady_clock::tim
     const bool whole =
         events.size() == static_cast<size_t>(max_tokens) + 2 && events.back() == "[DONE]" &&
         json::parse(events[events.size() - 2])["usage"]["completion_tokens"] == max_tokens;
+    if (!whole) {
+      std::fprintf(stderr, "soak client %d: %zu events for %d tokens: %s\n", index, events.size(),
+                   max_tokens, parser.get().body().substr(0, 300).c_str());
+    }
     ++(whole ? c.completed : c.broken);
     c.tokens += max_tokens;
   }
