@@ -14,8 +14,9 @@
 // Ownership: owns the Engine and the thread; borrows the metrics (they must outlive it).
 // Invariants: a job's on_output is called once per sampled token, in order, and the last call
 // carries `finished` (finished, rejected or aborted) — with the request's last token when a
-// token ended it, alone otherwise; after a cancel returns, at most a call already under way
-// still runs. Thread-safe: submit, cancel, snapshot and stop from any thread.
+// token ended it, alone otherwise. A cancel takes effect before the next step (the job then
+// ends with kAbort); outputs of the steps before it still arrive. Thread-safe: next_id,
+// submit, cancel, snapshot and stop from any thread.
 #pragma once
 
 #include <chrono>

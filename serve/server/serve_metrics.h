@@ -9,7 +9,8 @@
 // vllm:request_time_per_output_token_seconds (per request), vllm:e2e_request_latency_seconds,
 // vllm:request_queue_time_seconds, vllm:request_prefill_time_seconds,
 // vllm:request_decode_time_seconds, vllm:request_prompt_tokens,
-// vllm:request_generation_tokens, vllm:iteration_tokens_total — with vLLM's buckets.
+// vllm:request_generation_tokens, vllm:iteration_tokens_total — with vLLM's buckets. As
+// Python's prometheus_client writes them, a counter's # TYPE line names it without "_total".
 //
 // Thread-safe: the engine thread records, HTTP threads render; one mutex.
 #pragma once
