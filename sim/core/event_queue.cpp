@@ -30,6 +30,8 @@ std::string_view to_string(EventKind kind) {
       return "sample";
     case EventKind::kNetworkDelivery:
       return "network_delivery";
+    case EventKind::kStationDone:
+      return "station_done";
     case EventKind::kUser:
       return "user";
   }

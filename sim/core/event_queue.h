@@ -26,6 +26,7 @@ enum class EventKind : uint8_t {
   kSample,           // take a time-series sample
   kNetworkDelivery,  // a message crosses the simulated network (payload: message id)
   kUser,             // reserved for front ends and tests
+  kStationDone,      // a service station finishes a job (target: station, payload: job id)
 };
 
 std::string_view to_string(EventKind kind);

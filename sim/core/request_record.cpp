@@ -14,4 +14,20 @@ std::string_view to_string(RequestOutcome outcome) {
   return "unknown";
 }
 
+std::string_view to_string(FailureCause cause) {
+  switch (cause) {
+    case FailureCause::kNone:
+      return "none";
+    case FailureCause::kTooLong:
+      return "too_long";
+    case FailureCause::kRateLimited:
+      return "rate_limited";
+    case FailureCause::kQueueFull:
+      return "queue_full";
+    case FailureCause::kTimedOut:
+      return "timed_out";
+  }
+  return "unknown";
+}
+
 }  // namespace servesim

@@ -21,6 +21,32 @@ enum class RequestOutcome : uint8_t {
 
 std::string_view to_string(RequestOutcome outcome);
 
+// Why a request failed; kNone for an ok one. Counted apart in the error rate.
+enum class FailureCause : uint8_t {
+  kNone,
+  kTooLong,      // prompt + output beyond max_model_len (HTTP 400)
+  kRateLimited,  // refused by the gateway's rate limit (HTTP 429)
+  kQueueFull,    // a station's queue was full (HTTP 503)
+  kTimedOut,     // the client gave up before the answer was complete
+};
+
+std::string_view to_string(FailureCause cause);
+
+// Where an ok request's time went, seconds: the segments sum to its E2E latency, and those up
+// to the first token plus first_token_stream_s to its TTFT. Without a service path the
+// request reaches the engine when it is sent, so only the engine's segments are non-zero.
+struct RequestSegments {
+  double network_s = 0;             // client to server, one way
+  double gateway_s = 0;             // gateway queue + service (rate limit included)
+  double frontend_s = 0;            // API server intake: queue, parse, template, tokenise
+  double pre_model_s = 0;           // pre-model stages (retrieval, rerank, ...), in all
+  double engine_queue_s = 0;        // engine arrival to first scheduled
+  double prefill_s = 0;             // first scheduled to the engine's first token
+  double decode_s = 0;              // the engine's first token to its last
+  double stream_s = 0;              // the engine's last token to the client (output + network)
+  double first_token_stream_s = 0;  // the engine's first token to the client
+};
+
 struct RequestRecord {
   static constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
 
@@ -35,7 +61,9 @@ struct RequestRecord {
   int cached_prompt_tokens = 0;       // tokens served from the prefix cache
   int preemptions = 0;                // times it was preempted (recompute or swap)
   RequestOutcome status = RequestOutcome::kOk;
-  int step_index = 0;  // stepped-concurrency step it arrived in; else 0
+  FailureCause cause = FailureCause::kNone;
+  int step_index = 0;        // stepped-concurrency step it arrived in; else 0
+  RequestSegments segments;  // ok records only
 
   double queueing_s() const { return first_scheduled_s - arrival_s; }
   double ttft_s() const { return first_token_s - arrival_s; }

@@ -55,6 +55,7 @@ void MetricsCollector::add(const RequestRecord& r) {
   }
   ++counts_.requests;
   first_arrival_s_ = std::min(first_arrival_s_, r.arrival_s);
+  breakdown_.add(r);
   if (r.status == RequestOutcome::kRejected) {
     ++counts_.rejected;
     return;
@@ -104,6 +105,7 @@ MetricsSummary MetricsCollector::summary() const {
   s.tpot = stats_of(tpot_s_, sum_tpot_s_);
   s.e2e = stats_of(e2e_s_, sum_e2e_s_);
   s.queueing = stats_of(queueing_s_, sum_queueing_s_);
+  s.time = breakdown_.summary();
   s.itl.count = itl_.count();
   if (itl_.count() > 0) {
     s.itl.mean_s = itl_.mean();

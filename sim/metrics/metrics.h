@@ -20,6 +20,7 @@
 
 #include "sim/core/request_record.h"
 #include "sim/metrics/quantile_sketch.h"
+#include "sim/metrics/time_breakdown.h"
 
 namespace servesim {
 
@@ -83,6 +84,7 @@ struct MetricsSummary {
   LatencyStats itl;
   LatencyStats e2e;
   LatencyStats queueing;
+  TimeBreakdown time;  // where the time of ok requests went; failures by cause
 };
 
 class MetricsCollector {
@@ -121,6 +123,7 @@ class MetricsCollector {
   std::vector<float> e2e_s_;
   std::vector<float> queueing_s_;
   QuantileSketch itl_;
+  TimeBreakdownCollector breakdown_;
 };
 
 }  // namespace servesim

@@ -236,6 +236,11 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
   } else {
     r.raw("metrics");
   }
+  if (r.has("service")) {
+    c.service = ServiceSpec::from_json(r.raw("service"), origin + ": service", base_dir);
+  } else {
+    r.raw("service");
+  }
   if (r.has("price_per_gpu_hour")) {
     c.metrics.price_per_gpu_hour = r.required<double>("price_per_gpu_hour");
     if (!(c.metrics.price_per_gpu_hour >= 0)) r.fail("price_per_gpu_hour", "must be >= 0");

@@ -5,6 +5,7 @@
 #include "models/config_error.h"
 #include "models/cost_model_factory.h"
 #include "sim/core/event_loop.h"
+#include "sim/service/service_path.h"
 #include "sim/serving/replica.h"
 #include "sim/serving/run_report.h"
 
@@ -16,7 +17,10 @@ constexpr double kNoEvent = std::numeric_limits<double>::infinity();
 }  // namespace
 
 // Executes the events of one run: arrivals, step ends, static-batch timers and samples.
-class Simulation::Driver final : public EventHandler, public ReplicaListener {
+// With a service path, requests reach the replicas through it and leave through it.
+class Simulation::Driver final : public EventHandler,
+                                 public ReplicaListener,
+                                 public ServicePathHost {
  public:
   Driver(const Simulation& sim, Observer& observer)
       : sim_(sim),
@@ -34,6 +38,10 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
     }
     loads_.resize(replicas_.size());
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
+    if (c.service.enabled) {
+      service_ =
+          std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_, *this);
+    }
   }
 
   SimulationResult run() {
@@ -56,16 +64,22 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
     result.events = loop_.events_executed();
     result.simulated_s = loop_.now_s();
     result.stopped = reason == StopReason::kStopped;
+    if (service_) result.stations = service_->station_stats(loop_.now_s());
     return result;
   }
 
   void handle(const Event& event) override {
+    if (service_ && ServicePath::owns(event.kind)) {
+      service_->handle(event, loop_.now_s());
+      return;
+    }
     switch (event.kind) {
       case EventKind::kArrival:
         on_arrival();
         break;
       case EventKind::kStepEnd:
         replicas_[event.target]->end_step(loop_.now_s(), *this);
+        if (service_) service_->on_engine_step_end(loop_.now_s());
         try_start(event.target);
         break;
       case EventKind::kTimeout:
@@ -85,18 +99,50 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
 
   Progress progress() const override { return {done_, source_->expected_total()}; }
 
-  void on_inter_token_gap(const RequestSpec& request, double gap_s) override {
-    report_.inter_token_gap(request, gap_s);
+  void on_token(const RequestSpec& request, std::optional<double> gap_s) override {
+    if (service_) {
+      service_->on_engine_token(request.id);
+    } else if (gap_s) {
+      report_.inter_token_gap(request, *gap_s);
+    }
   }
 
   void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
+    if (service_) {
+      service_->on_engine_left(record, loop_.now_s());
+      return;
+    }
+    complete(request, record, loop_.now_s());
+  }
+
+  void deliver(const RequestSpec& request, double now_s) override {
+    if (router_.reads_load()) {
+      for (size_t r = 0; r < replicas_.size(); ++r) loads_[r] = replicas_[r]->load();
+    }
+    const size_t target = router_.route(request, loads_);
+    replicas_[target]->admit(request, now_s, *this);
+    try_start(static_cast<uint32_t>(target));
+    if (service_ && arrivals_done()) {
+      for (uint32_t r = 0; r < replicas_.size(); ++r) try_start(r);
+    }
+  }
+
+  void complete(const RequestSpec& request, const RequestRecord& record, double now_s) override {
     ++done_;
     report_.request_left(record);
-    source_->on_request_done(request, loop_.now_s());
+    source_->on_request_done(request, now_s);
     schedule_next_arrival();
   }
 
+  void client_gap(const RequestSpec& request, double gap_s) override {
+    report_.inter_token_gap(request, gap_s);
+  }
+
  private:
+  // Nothing more will reach the replicas: the workload is exhausted and nothing is on its
+  // way through the service path.
+  bool arrivals_done() { return source_->finished() && (!service_ || service_->upstream() == 0); }
+
   void schedule_next_arrival() {
     const std::optional<double> next = source_->next_arrival_s();
     if (!next) return;
@@ -114,15 +160,14 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
       const std::optional<double> next = source_->next_arrival_s();
       if (!next || *next > now) break;
       const RequestSpec request = source_->pop();
-      if (router_.reads_load()) {
-        for (size_t r = 0; r < replicas_.size(); ++r) loads_[r] = replicas_[r]->load();
+      if (service_) {
+        service_->send(request, now);
+      } else {
+        deliver(request, now);
       }
-      const size_t target = router_.route(request, loads_);
-      replicas_[target]->admit(request, now, *this);
-      try_start(static_cast<uint32_t>(target));
     }
     schedule_next_arrival();
-    if (source_->finished()) {
+    if (arrivals_done()) {
       for (uint32_t r = 0; r < replicas_.size(); ++r) try_start(r);
     }
   }
@@ -131,7 +176,7 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
     Replica& replica = *replicas_[r];
     if (replica.busy()) return;
     Scheduler& scheduler = replica.scheduler();
-    if (scheduler.static_batch_gathering() && source_->finished()) {
+    if (scheduler.static_batch_gathering() && arrivals_done()) {
       scheduler.release_static_batch(/*no_more_arrivals=*/true);
     }
     if (const std::optional<double> duration = replica.begin_step(loop_.now_s())) {
@@ -164,6 +209,7 @@ class Simulation::Driver final : public EventHandler, public ReplicaListener {
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;
+  std::unique_ptr<ServicePath> service_;  // null for "service": "none"
   double pending_arrival_s_ = kNoEvent;
   uint64_t done_ = 0;
 };

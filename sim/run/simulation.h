@@ -31,6 +31,8 @@
 #include "sim/core/observer.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/replica_summary.h"
+#include "sim/service/service_spec.h"
+#include "sim/service/station.h"
 #include "sim/serving/router.h"
 #include "sim/workload/workload.h"
 
@@ -53,6 +55,9 @@ struct SimulationConfig {
   CalibratedOptions calibrated;
   RouterPolicy router = RouterPolicy::kRoundRobin;
   WorkloadSpec workload;
+  // The request path above the engine (network, gateway, API server, stages); disabled
+  // ("service": "none"): requests reach the engine when sent.
+  ServiceSpec service;
   MetricsOptions metrics;        // num_gpus and price are filled from the deployment
   double sample_interval_s = 1;  // seconds between time-series samples; 0 = none
   double step_warmup_s = 0;      // stepped workloads: seconds left out at each step's start
@@ -69,6 +74,7 @@ struct SimulationResult {
   bool stopped = false;    // the observer asked to stop before the end
   // Calibrated cost model with extrapolate: steps beyond the profile's range (else 0).
   int64_t extrapolated_steps = 0;
+  std::vector<StationStats> stations;  // the service path's stations; empty without one
 };
 
 // The scheduler settings a deployment runs with: vLLM's flags as the memory plan resolved

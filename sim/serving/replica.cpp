@@ -60,7 +60,7 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
     const uint64_t position = static_cast<uint64_t>(s.num_computed_tokens + s.num_new_tokens);
     result_.sampled_token_ids.push_back(
         synthetic_stream_token(t.spec->session, position, options_.vocab_size));
-    if (t.gap_s) listener.on_inter_token_gap(*t.spec, *t.gap_s);
+    listener.on_token(*t.spec, t.gap_s);
   }
   scheduler_.update(out, result_);
   busy_ = false;

@@ -34,8 +34,9 @@ namespace servesim {
 class ReplicaListener {
  public:
   virtual ~ReplicaListener() = default;
-  // Gap between two consecutive output tokens of a request, seconds.
-  virtual void on_inter_token_gap(const RequestSpec& request, double gap_s) = 0;
+  // The request produced an output token in the step ending now; gap_s is the time since
+  // its previous token (nullopt for its first). Called for every token: the hottest path.
+  virtual void on_token(const RequestSpec& request, std::optional<double> gap_s) = 0;
   // The request left the replica (finished or rejected); the record is complete.
   virtual void on_request_left(const RequestSpec& request, const RequestRecord& record) = 0;
 };

@@ -17,6 +17,7 @@ std::optional<Request> RequestLedger::admit(const RequestSpec& spec, RequestReco
     rejected.arrival_s = spec.arrival_s;
     rejected.prompt_tokens = spec.prompt_tokens;
     rejected.status = RequestOutcome::kRejected;
+    rejected.cause = FailureCause::kTooLong;
     rejected.step_index = spec.step_index;
     return std::nullopt;
   }

@@ -1,0 +1,123 @@
+// ServicePath: the request path above the engine, as stations on the simulation's event
+// loop. A request the client sends crosses the network (half a round trip), waits for and
+// passes the gateway (rate limit, auth, routing), the API server's intake (parse, chat
+// template, tokenisation), and each pre-model stage, and only then reaches the engine; every
+// engine step's tokens go back through the API server's output processing (detokenisation,
+// one stream chunk per request: one job per step and API server process, as vLLM V1's
+// output handler takes one EngineCoreOutputs batch per step) and the network to the client.
+// The client's TTFT, ITL and E2E are what it receives, and its next closed-loop request
+// leaves only then.
+//
+// The API server is `frontend.station.workers` single-threaded processes (vLLM's
+// --api-server-count); each request is pinned to one of them (by id), so its chunks stay in
+// order. The gateway and the stages are multi-worker FIFO stations.
+//
+// Seams: the run's driver implements ServicePathHost (deliver to the engine, report the
+// client-side record) and forwards the path's events (kNetworkDelivery, kStationDone) and
+// the engine's tokens, step ends and finished requests. Determinism: every draw comes from
+// streams forked off the seed. Memory: per request in flight plus the current step's batch.
+// Owns its stations; borrows the loop and the host. Not thread-safe.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "sim/core/event_loop.h"
+#include "sim/core/request_record.h"
+#include "sim/core/rng.h"
+#include "sim/service/service_spec.h"
+#include "sim/service/station.h"
+#include "sim/service/token_bucket.h"
+#include "sim/workload/request_source.h"
+
+namespace servesim {
+
+class ServicePathHost {
+ public:
+  virtual ~ServicePathHost() = default;
+  // The request reaches the engine at now_s (its arrival_s is the client's send time).
+  virtual void deliver(const RequestSpec& request, double now_s) = 0;
+  // The client has the whole answer, or the error, at now_s: the record is final.
+  virtual void complete(const RequestSpec& request, const RequestRecord& record, double now_s) = 0;
+  // The client received a token `gap_s` seconds after the request's previous one.
+  virtual void client_gap(const RequestSpec& request, double gap_s) = 0;
+};
+
+class ServicePath {
+ public:
+  // REQUIRES: spec.enabled.
+  ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop, ServicePathHost& host);
+  ServicePath(const ServicePath&) = delete;  // stations point into spec_
+  ServicePath& operator=(const ServicePath&) = delete;
+
+  // The client sends `request` now.
+  void send(const RequestSpec& request, double now_s);
+  // The events the path schedules.
+  static bool owns(EventKind kind) {
+    return kind == EventKind::kNetworkDelivery || kind == EventKind::kStationDone;
+  }
+  void handle(const Event& event, double now_s);
+
+  // The engine produced a token of request `id` in the step ending now (call for every
+  // sampled token, then on_engine_step_end once).
+  void on_engine_token(uint64_t id);
+  void on_engine_step_end(double now_s);
+  // The engine is done with the request (finished or refused); `engine` has engine times.
+  void on_engine_left(const RequestRecord& engine, double now_s);
+
+  size_t in_flight() const { return flights_.size(); }
+  // Requests sent that have neither reached the engine nor been refused on the way.
+  size_t upstream() const { return upstream_; }
+  // Every station's books up to now_s: gateway, API server processes, stages.
+  std::vector<StationStats> station_stats(double now_s) const;
+
+ private:
+  // A request between the client's send and the client's last byte.
+  struct Flight {
+    RequestSpec spec;
+    double one_way_s = 0;      // network delay each way, seconds
+    double hop_arrival_s = 0;  // when it reached its current station, seconds
+    int hop = 0;               // intake hops passed: gateway, frontend, stages
+    RequestSegments segments;  // upstream segments so far
+    double engine_arrival_s = 0;
+    double engine_first_token_s = RequestRecord::kNever;
+    int tokens_received = 0;
+    double first_rx_s = RequestRecord::kNever;  // client receive times, seconds
+    double last_rx_s = RequestRecord::kNever;
+    std::optional<RequestRecord> engine;  // once the engine is done with it
+  };
+  enum Hop : uint32_t { kToServer = 0, kToClient = 1 };
+
+  double variability(size_t station);
+  void arrive_at_hop(uint64_t id, Flight& f, double now_s);
+  void submit(size_t station, const StationJob& job, bool droppable, Flight& f, double now_s);
+  void station_done(uint32_t station, uint64_t job, double now_s);
+  void output_done(uint64_t job, double now_s);
+  void fail(uint64_t id, Flight& f, FailureCause cause, double now_s);
+  bool rate_limited(const Flight& f, double now_s);
+  size_t hop_station(const Flight& f) const;
+  size_t frontend_station(uint64_t id) const;
+  RequestRecord client_record(const Flight& f) const;
+
+  ServiceSpec spec_;
+  EventLoop& loop_;
+  ServicePathHost& host_;
+  Rng network_rng_;
+  std::vector<Station> stations_;                  // [gateway] frontend processes... stages...
+  std::vector<const StationSpec*> station_specs_;  // into spec_, per station
+  std::vector<Rng> station_rngs_;
+  size_t first_frontend_ = 0;
+  size_t num_frontends_ = 1;
+  size_t first_stage_ = 0;
+  std::optional<TokenBucket> request_bucket_;
+  std::optional<TokenBucket> token_bucket_;
+  std::unordered_map<uint64_t, Flight> flights_;
+  std::vector<std::vector<uint64_t>> step_tokens_;               // per frontend process, this step
+  std::unordered_map<uint64_t, std::vector<uint64_t>> batches_;  // output job -> request ids
+  uint64_t next_batch_ = 0;
+  size_t upstream_ = 0;
+};
+
+}  // namespace servesim

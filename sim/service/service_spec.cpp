@@ -1,0 +1,140 @@
+#include "sim/service/service_spec.h"
+
+#include "models/config_error.h"
+#include "models/json_object_reader.h"
+
+namespace servesim {
+namespace {
+
+double non_negative(JsonObjectReader& r, const std::string& key) {
+  const double v = r.optional<double>(key, 0.0);
+  if (!(v >= 0) || v == std::numeric_limits<double>::infinity()) {
+    r.fail(key, "must be a finite number >= 0");
+  }
+  return v;
+}
+
+Distribution seconds(JsonObjectReader& r, const std::string& key, const std::string& base_dir) {
+  const nlohmann::json& j = r.raw(key);
+  if (j.is_null()) return Distribution::fixed(0.0);
+  return Distribution::from_json(j, r.context() + "." + key, base_dir, 0.0, false);
+}
+
+// The keys every station has; the caller finishes the reader.
+void read_station_keys(JsonObjectReader& r, StationSpec& s, const std::string& base_dir) {
+  s.workers = r.optional<int>("workers", s.workers);
+  if (s.workers < 1) r.fail("workers", "must be >= 1 (processes × threads serving at once)");
+  const int64_t capacity = r.optional<int64_t>("queue_capacity", s.queue_capacity);
+  if (capacity < 0) r.fail("queue_capacity", "must be >= 0 (0: unbounded)");
+  s.queue_capacity = capacity;
+  if (r.has("request_s"))
+    s.request_s = seconds(r, "request_s", base_dir);
+  else
+    r.raw("request_s");
+  if (r.has("per_prompt_token_s"))
+    s.per_prompt_token_s = non_negative(r, "per_prompt_token_s");
+  else
+    r.raw("per_prompt_token_s");
+  if (r.has("cv"))
+    s.cv = non_negative(r, "cv");
+  else
+    r.raw("cv");
+}
+
+StationSpec read_stage(const nlohmann::json& j, const std::string& context,
+                       const std::string& base_dir) {
+  if (!j.is_object()) throw ConfigError(context + ": must be an object with a \"name\"");
+  JsonObjectReader r(j, context);
+  StationSpec s;
+  s.name = r.required<std::string>("name");
+  if (s.name.empty()) r.fail("name", "must not be empty");
+  read_station_keys(r, s, base_dir);
+  r.finish();
+  return s;
+}
+
+RateLimitSpec read_rate_limit(JsonObjectReader& r) {
+  RateLimitSpec l;
+  l.requests_per_s = non_negative(r, "requests_per_s");
+  l.burst = non_negative(r, "burst");
+  l.tokens_per_min = non_negative(r, "tokens_per_min");
+  if (l.requests_per_s == 0 && l.tokens_per_min == 0) {
+    r.fail("requests_per_s", "or tokens_per_min must be > 0 (drop rate_limit for no limit)");
+  }
+  if (l.burst > 0 && l.requests_per_s == 0) r.fail("burst", "needs requests_per_s");
+  if (l.requests_per_s > 0 && l.burst == 0) l.burst = std::max(1.0, l.requests_per_s);
+  r.finish();
+  return l;
+}
+
+FrontendSpec read_frontend(JsonObjectReader& r, const std::string& base_dir) {
+  FrontendSpec f;
+  f.station.name = "frontend";
+  read_station_keys(r, f.station, base_dir);
+  if (r.has("step_s"))
+    f.step_s = seconds(r, "step_s", base_dir);
+  else
+    r.raw("step_s");
+  if (r.has("per_output_token_s"))
+    f.per_output_token_s = non_negative(r, "per_output_token_s");
+  else
+    r.raw("per_output_token_s");
+  r.finish();
+  return f;
+}
+
+}  // namespace
+
+ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& path,
+                                   const std::string& base_dir) {
+  ServiceSpec spec;
+  if (j.is_string()) {
+    if (j.get<std::string>() == "none") return spec;
+    throw ConfigError(path + ": must be \"none\" or an object, got " + j.dump());
+  }
+  if (!j.is_object()) throw ConfigError(path + ": must be \"none\" or an object, got " + j.dump());
+  spec.enabled = true;
+  spec.frontend.station.name = "frontend";
+  JsonObjectReader r(j, path);
+  if (r.has("network")) {
+    JsonObjectReader n(r.raw("network"), path + ".network");
+    spec.rtt_s = seconds(n, "rtt_s", base_dir);
+    n.finish();
+  } else {
+    r.raw("network");
+  }
+  if (r.has("gateway")) {
+    JsonObjectReader g(r.raw("gateway"), path + ".gateway");
+    StationSpec gateway;
+    gateway.name = "gateway";
+    read_station_keys(g, gateway, base_dir);
+    if (g.has("rate_limit")) {
+      JsonObjectReader l(g.raw("rate_limit"), path + ".gateway.rate_limit");
+      spec.rate_limit = read_rate_limit(l);
+    } else {
+      g.raw("rate_limit");
+    }
+    g.finish();
+    spec.gateway = gateway;
+  } else {
+    r.raw("gateway");
+  }
+  if (r.has("frontend")) {
+    JsonObjectReader f(r.raw("frontend"), path + ".frontend");
+    spec.frontend = read_frontend(f, base_dir);
+  } else {
+    r.raw("frontend");
+  }
+  const nlohmann::json& stages = r.raw("stages");
+  if (!stages.is_null()) {
+    if (!stages.is_array()) r.fail("stages", "must be a list of stations");
+    for (size_t i = 0; i < stages.size(); ++i) {
+      spec.stages.push_back(
+          read_stage(stages[i], path + ".stages[" + std::to_string(i) + "]", base_dir));
+    }
+  }
+  r.finish();
+  return spec;
+}
+
+}  // namespace servesim

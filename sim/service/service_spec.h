@@ -1,0 +1,63 @@
+// ServiceSpec: the request path above the engine, read from a scenario's "service" block —
+// the network between clients and the deployment, an optional gateway (with its rate limit),
+// the API server frontend (request parsing and tokenisation on the way in, detokenisation and
+// stream serialisation of every engine step's output on the way out), and pre-model stages
+// such as retrieval or reranking. docs/service-layer.md has the schema and the source of
+// every default; docs/config-reference.md lists the keys.
+//
+//   "service": "none"            the engine alone, as an in-process benchmark measures it
+//   "service": {"network": {...}, "gateway": {...}, "frontend": {...}, "stages": [...]}
+//
+// A station's service time for a job is (base + per-token terms) × a variability factor
+// (lognormal with mean 1 and the given coefficient of variation): CPU work varies, and a
+// constant would let identical clients stay in lock-step forever.
+// Parsing is strict (unknown keys name the nearest valid one; numbers range-checked) and
+// throws ConfigError. Immutable after parsing; safe to share.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/workload/distribution.h"
+
+namespace servesim {
+
+struct StationSpec {
+  std::string name;
+  int workers = 1;             // jobs in service at once (processes × threads). >= 1
+  int64_t queue_capacity = 0;  // jobs allowed to wait; 0 = unbounded
+  Distribution request_s = Distribution::fixed(0.0);  // seconds per request, base term
+  double per_prompt_token_s = 0;                      // seconds per prompt token
+  double cv = 0;  // coefficient of variation of each job's service time (lognormal factor)
+};
+
+// vLLM's OpenAI API server: per request on the way in, per engine step on the way out.
+struct FrontendSpec {
+  StationSpec station;                             // intake: parse, chat template, tokenise
+  Distribution step_s = Distribution::fixed(0.0);  // seconds per engine step's output batch
+  double per_output_token_s = 0;                   // seconds per streamed token (detok + SSE)
+};
+
+struct RateLimitSpec {
+  double requests_per_s = 0;  // 0: no request limit
+  double burst = 0;           // requests the bucket holds; default max(1, requests_per_s)
+  double tokens_per_min = 0;  // prompt + output tokens per minute; 0: no token limit
+};
+
+struct ServiceSpec {
+  bool enabled = false;  // false: "none", requests reach the engine when sent
+  Distribution rtt_s = Distribution::fixed(0.0);  // client <-> server round trip, seconds
+  std::optional<StationSpec> gateway;
+  std::optional<RateLimitSpec> rate_limit;  // at the gateway (or the frontend without one)
+  FrontendSpec frontend;
+  std::vector<StationSpec> stages;  // pre-model stages, in order
+
+  // `path` prefixes messages ("scenario.json: service"). Throws ConfigError.
+  static ServiceSpec from_json(const nlohmann::json& j, const std::string& path,
+                               const std::string& base_dir);
+};
+
+}  // namespace servesim
