@@ -1,7 +1,8 @@
 // Simulator throughput: the issue's reference workload (Llama-2-7B on one A100-80GB, TP 1,
 // vLLM scheduler, Poisson 2 QPS, 512 prompt / 128 output tokens, 20,000 requests), the same
 // at other sizes to show cost linear in requests, and 1,000,000 requests over 16 replicas
-// with the peak resident memory. Results and commands: docs/performance.md.
+// with the peak resident memory, and the reference behind a service path (network, gateway,
+// API server with per-step output processing). Results and commands: docs/performance.md.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -12,7 +13,17 @@
 namespace servesim {
 namespace {
 
-SimulationConfig reference_config(int64_t requests, int replicas) {
+// A path every request and every engine step crosses: 10 ms RTT, a two-worker gateway, one
+// API server process with intake and per-step output jobs.
+nlohmann::json reference_service() {
+  return nlohmann::json::parse(R"({
+    "network": {"rtt_s": {"type": "lognormal", "mean": 0.01, "std": 0.003}},
+    "gateway": {"workers": 2, "request_s": {"type": "exponential", "mean": 0.001}},
+    "frontend": {"request_s": 0.002, "per_prompt_token_s": 1e-6, "step_s": 0.0002,
+                 "per_output_token_s": 3e-5, "cv": 0.3}})");
+}
+
+SimulationConfig reference_config(int64_t requests, int replicas, bool service = false) {
   nlohmann::json j = {{"model", "Llama-2-7B"},
                       {"gpu", "A100-80GB"},
                       {"parallel", {{"data_parallel_size", replicas}}},
@@ -23,11 +34,12 @@ SimulationConfig reference_config(int64_t requests, int replicas) {
                         {"output_tokens", 128},
                         {"num_requests", requests}}},
                       {"seed", 1}};
+  if (service) j["service"] = reference_service();
   return parse_scenario(j, "", "bench", Catalog()).config;
 }
 
-void run_once(benchmark::State& state, int64_t requests, int replicas) {
-  const SimulationConfig config = reference_config(requests, replicas);
+void run_once(benchmark::State& state, int64_t requests, int replicas, bool service = false) {
+  const SimulationConfig config = reference_config(requests, replicas, service);
   uint64_t completed = 0;
   for (auto _ : state) {
     Simulation sim(config);
@@ -48,6 +60,12 @@ void BM_Reference20k(benchmark::State& state) {
   run_once(state, 20000, 1);
 }
 BENCHMARK(BM_Reference20k)->Unit(benchmark::kMillisecond);
+
+// The service layer's budget: at most 1.5x BM_Reference20k.
+void BM_Reference20kService(benchmark::State& state) {
+  run_once(state, 20000, 1, /*service=*/true);
+}
+BENCHMARK(BM_Reference20kService)->Unit(benchmark::kMillisecond);
 
 void BM_Scaling(benchmark::State& state) {
   run_once(state, state.range(0), 1);
