@@ -122,13 +122,18 @@ void print_loadtest_notes(std::FILE* out, const LoadtestResult& r, const Knee& k
       std::fprintf(out, "  knee: step %d (%d clients): %s\n", knee.step + 1,
                    step_clients.at(static_cast<size_t>(knee.step)), knee.reason.c_str());
     } else {
-      std::fprintf(out, "  knee: none; every step met the SLOs and the error-rate limit\n");
+      std::fprintf(out,
+                   "  knee: none; every step measured met the SLOs and the error-rate limit\n");
     }
   }
   std::fprintf(out, "  client: %s\n", r.client.verdict.c_str());
   if (r.partial) {
-    std::fprintf(out, "  partial run: stopped by %s; what was measured is kept\n",
-                 r.stop_reason.c_str());
+    std::fprintf(
+        out,
+        "  partial run (%s): what was measured is kept; %llu requests in flight were "
+        "cancelled\n",
+        r.stop_reason.c_str(),
+        static_cast<unsigned long long>(r.errors[static_cast<size_t>(ErrorCause::kCancelled)]));
   }
 }
 
