@@ -125,6 +125,11 @@ int run_simulate(const SimulateOptions& options) {
   nlohmann::json replicas = nlohmann::json::array();
   for (const ReplicaSummary& r : result.replicas) replicas.push_back(replica_json(r));
   j["replicas"] = replicas;
+  if (!result.stations.empty()) {
+    nlohmann::json stations = nlohmann::json::array();
+    for (const StationStats& s : result.stations) stations.push_back(station_json(s));
+    j["service"] = {{"stations", stations}};
+  }
 
   if (!options.out_dir.empty()) {
     // Last and atomic: a summary.json under its name means the folder is whole ("stopped"
@@ -157,6 +162,7 @@ int run_simulate(const SimulateOptions& options) {
                 c.profile->model != c.model.name ? ", transferred" : "");
   }
   print_summary(stdout, result.summary, "simulated");
+  print_stations(stdout, result.stations);
   for (size_t i = 0; i < result.by_step.size(); ++i) {
     std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
     print_summary(stdout, result.by_step[i], "simulated");

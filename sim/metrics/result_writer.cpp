@@ -38,7 +38,8 @@ ResultWriter::ResultWriter(const std::string& out_dir)
   (void)dir_checked_;
   requests_.stream() << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
                         "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
-                        "ttft_s,tpot_s,e2e_s,step_index\n";
+                        "ttft_s,tpot_s,e2e_s,step_index,cause,network_s,gateway_s,frontend_s,"
+                        "pre_model_s,engine_queue_s,prefill_s,decode_s,stream_s\n";
   samples_.stream() << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
 }
 
@@ -65,7 +66,15 @@ void ResultWriter::on_request_done(const RequestRecord& r) {
                      << num(r.first_token_s) << ',' << num(r.finish_s) << ',' << r.prompt_tokens
                      << ',' << r.output_tokens << ',' << r.cached_prompt_tokens << ','
                      << r.preemptions << ',' << num(r.queueing_s()) << ',' << num(r.ttft_s()) << ','
-                     << num(r.tpot_s()) << ',' << num(r.e2e_s()) << ',' << r.step_index << '\n';
+                     << num(r.tpot_s()) << ',' << num(r.e2e_s()) << ',' << r.step_index << ','
+                     << to_string(r.cause);
+  // Where the time went (sums to e2e_s); empty for a request that failed.
+  const bool ok = r.status == RequestOutcome::kOk;
+  for (Segment s : {Segment::kNetwork, Segment::kGateway, Segment::kFrontend, Segment::kPreModel,
+                    Segment::kEngineQueue, Segment::kPrefill, Segment::kDecode, Segment::kStream}) {
+    requests_.stream() << ',' << (ok ? num(segment_s(r.segments, s)) : std::string());
+  }
+  requests_.stream() << '\n';
 }
 
 void ResultWriter::on_sample(const TimeSample& s) {
@@ -98,7 +107,8 @@ nlohmann::json summary_json(const MetricsSummary& m) {
           {"tpot", stats_json(m.tpot)},
           {"itl", stats_json(m.itl)},
           {"e2e", stats_json(m.e2e)},
-          {"queueing", stats_json(m.queueing)}};
+          {"queueing", stats_json(m.queueing)},
+          {"where_time_went", time_breakdown_json(m.time)}};
 }
 
 nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
@@ -158,6 +168,7 @@ void print_summary(std::FILE* out, const MetricsSummary& m, std::string_view clo
     std::fprintf(out, ", $%.3f per 1M output tokens", m.cost_per_million_output_tokens);
   }
   std::fprintf(out, "\n");
+  if (m.time.has_service()) print_time_breakdown(out, m.time);
 }
 
 }  // namespace servesim

@@ -20,25 +20,16 @@ Distribution seconds(JsonObjectReader& r, const std::string& key, const std::str
   return Distribution::from_json(j, r.context() + "." + key, base_dir, 0.0, false);
 }
 
-// The keys every station has; the caller finishes the reader.
+// The keys every station has (absent ones cost nothing); the caller finishes the reader.
 void read_station_keys(JsonObjectReader& r, StationSpec& s, const std::string& base_dir) {
   s.workers = r.optional<int>("workers", s.workers);
   if (s.workers < 1) r.fail("workers", "must be >= 1 (processes × threads serving at once)");
   const int64_t capacity = r.optional<int64_t>("queue_capacity", s.queue_capacity);
   if (capacity < 0) r.fail("queue_capacity", "must be >= 0 (0: unbounded)");
   s.queue_capacity = capacity;
-  if (r.has("request_s"))
-    s.request_s = seconds(r, "request_s", base_dir);
-  else
-    r.raw("request_s");
-  if (r.has("per_prompt_token_s"))
-    s.per_prompt_token_s = non_negative(r, "per_prompt_token_s");
-  else
-    r.raw("per_prompt_token_s");
-  if (r.has("cv"))
-    s.cv = non_negative(r, "cv");
-  else
-    r.raw("cv");
+  s.request_s = seconds(r, "request_s", base_dir);
+  s.per_prompt_token_s = non_negative(r, "per_prompt_token_s");
+  s.cv = non_negative(r, "cv");
 }
 
 StationSpec read_stage(const nlohmann::json& j, const std::string& context,
@@ -71,14 +62,8 @@ FrontendSpec read_frontend(JsonObjectReader& r, const std::string& base_dir) {
   FrontendSpec f;
   f.station.name = "frontend";
   read_station_keys(r, f.station, base_dir);
-  if (r.has("step_s"))
-    f.step_s = seconds(r, "step_s", base_dir);
-  else
-    r.raw("step_s");
-  if (r.has("per_output_token_s"))
-    f.per_output_token_s = non_negative(r, "per_output_token_s");
-  else
-    r.raw("per_output_token_s");
+  f.step_s = seconds(r, "step_s", base_dir);
+  f.per_output_token_s = non_negative(r, "per_output_token_s");
   r.finish();
   return f;
 }
