@@ -31,8 +31,8 @@ struct EngineCommandOptions {
   int64_t bandwidth_buffer_mib = 512;  // larger than any last-level cache
   int gemm_size = 1024;                // square GEMM of the rate measurement
   bool json = false;
-  bool profile = false;  // time each op (clock reads on the CPU, CUDA events on a GPU)
-  EngineRunOptions run;  // `engine run`
+  bool profile = false;       // time each op (clock reads on the CPU, CUDA events on a GPU)
+  EngineRunOptions run;       // `engine run`
   ServeCommandOptions serve;  // `engine serve`
 };
 

@@ -76,7 +76,8 @@ bool Engine::abort(uint64_t request_id) {
   return true;
 }
 
-std::span<const float> Engine::mask_stop_tokens(uint64_t request_id, std::span<const float> logits) {
+std::span<const float> Engine::mask_stop_tokens(uint64_t request_id,
+                                                std::span<const float> logits) {
   const auto it = min_tokens_.find(request_id);
   if (it == min_tokens_.end()) return logits;
   const Sequence* seq = scheduler_.find(request_id);

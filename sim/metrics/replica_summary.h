@@ -16,7 +16,7 @@ struct ReplicaSummary {
   double prefix_cache_hit_rate = 0;  // of prompt tokens looked up at admission
   int64_t evicted_blocks = 0;
   int64_t kv_blocks_used_at_end = 0;  // still referenced when the run ended: 0 unless stopped
-  StepTime op_totals;  // seconds per op over the run
+  StepTime op_totals;                 // seconds per op over the run
 };
 
 }  // namespace servesim

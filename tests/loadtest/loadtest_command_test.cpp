@@ -100,7 +100,8 @@ TEST(LoadtestCommand, FailedRequestsAreResultsCountedByCause) {
   const nlohmann::json j = nlohmann::json::parse(r.out);
   EXPECT_EQ(j["loadtest"]["errors"]["http_status"], 1);
   EXPECT_EQ(j["loadtest"]["http_status"]["503"], 1);
-  EXPECT_NE(read_all(out / "errors.csv").find("0,0,0,503,http_status,\"HTTP 503"), std::string::npos);
+  EXPECT_NE(read_all(out / "errors.csv").find("0,0,0,503,http_status,\"HTTP 503"),
+            std::string::npos);
   fs::remove_all(out);
 }
 
