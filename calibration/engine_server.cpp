@@ -10,6 +10,7 @@
 
 #include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"
+#include "engine/runtime/kv_cache_size.h"
 #include "models/config_error.h"
 #include "sim/serving/request_ledger.h"
 #include "sim/serving/run_report.h"
@@ -20,7 +21,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kBytesPerMib = int64_t{1} << 20;
 // Longest uninterrupted sleep while waiting for an arrival, so a stop request is seen soon.
 constexpr double kMaxSleepS = 0.1;
 
@@ -33,31 +33,6 @@ std::string format_billions(int64_t params) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f B", static_cast<double>(params) / 1e9);
   return text;
-}
-
-// KV blocks, block 0 included, for the options: as given, from the MiB budget, or enough for
-// max_num_seqs full-length sequences within the default budget.
-int64_t size_kv_blocks(const SchedulerConfig& sc, const ModelSpec& m, const EngineServeOptions& o) {
-  if (o.num_gpu_blocks != 0 && o.kv_cache_mib != 0) {
-    throw ConfigError("give the KV cache as --num-blocks or --kv-cache-mib, not both");
-  }
-  if (o.num_gpu_blocks < 0) throw ConfigError("--num-blocks must be >= 2");
-  if (o.kv_cache_mib < 0) throw ConfigError("--kv-cache-mib must be > 0");
-  const int64_t block_bytes = kv_bytes_per_token(m) * sc.block_size;
-  int64_t blocks = o.num_gpu_blocks;
-  if (o.kv_cache_mib > 0) {
-    blocks = o.kv_cache_mib * kBytesPerMib / block_bytes + 1;
-  } else if (blocks == 0) {
-    const int64_t per_sequence = (sc.max_model_len + sc.block_size - 1) / sc.block_size;
-    const int64_t cap = EngineServeOptions::kDefaultKvCacheMib * kBytesPerMib / block_bytes;
-    blocks = std::min<int64_t>(sc.max_num_seqs * per_sequence, cap) + 1;
-  }
-  if (blocks < 2) {
-    throw ConfigError("KV cache of " + std::to_string(blocks) +
-                      " blocks is too small: it needs at least 2 (block 0 is reserved); "
-                      "raise --num-blocks or --kv-cache-mib");
-  }
-  return blocks;
 }
 
 // A CPU engine serving a GPU-sized model in real time would take hours: refuse it early.
@@ -293,7 +268,9 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
   check_run_settings(config_);
   scheduler_config_ = scheduler_config_for(
       config_, MemoryPlan::compute(config_.model, config_.gpu, config_.parallel, config_.engine));
-  scheduler_config_.num_gpu_blocks = size_kv_blocks(scheduler_config_, config_.model, options_);
+  scheduler_config_.num_gpu_blocks =
+      size_kv_cache_blocks(scheduler_config_, config_.model, DType::kFp32, options_.num_gpu_blocks,
+                           options_.kv_cache_mib);
   scheduler_config_.validate();
   if (!options_.checkpoint.empty()) {
     weights_ = Weights::load_safetensors(config_.model, options_.checkpoint);

@@ -46,13 +46,12 @@ struct EngineServeOptions {
   // Models above this many parameters are refused unless `force`: a CPU would take hours.
   static constexpr int64_t kMaxParams = 2'000'000'000;
   // Default KV-cache budget (MiB of fp32 keys and values) when neither size is given.
-  static constexpr int64_t kDefaultKvCacheMib = 1024;
 
   Backend backend = Backend::kCpu;  // kCuda: bf16 on the GPU (a CUDA build, a device)
   int num_threads = 1;              // CPU threads of the engine. REQUIRES: >= 1
   int64_t num_gpu_blocks = 0;       // KV blocks (block 0 reserved); 0: from kv_cache_mib
   // KV-cache budget in MiB; 0: enough for max_num_seqs sequences of max_model_len tokens,
-  // at most kDefaultKvCacheMib. REQUIRES: not both sizes set.
+  // at most kDefaultKvCacheMib (engine/runtime/kv_cache_size.h). REQUIRES: not both sizes set.
   int64_t kv_cache_mib = 0;
   uint64_t max_requests = 0;            // stop admitting after this many; 0: the whole workload
   std::vector<std::string> checkpoint;  // .safetensors shards; empty: weights seeded by `seed`

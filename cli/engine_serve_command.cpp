@@ -11,41 +11,13 @@
 #include "calibration/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"
+#include "engine/runtime/kv_cache_size.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "serve/server/openai_server.h"
 
 namespace servesim {
 namespace {
-
-constexpr int64_t kBytesPerMib = int64_t{1} << 20;
-
-// KV blocks, block 0 included: as given, from the MiB budget, or enough for max_num_seqs
-// full-length sequences within EngineServeOptions::kDefaultKvCacheMib (as `engine run`).
-int64_t kv_blocks(const ServeCommandOptions& o, const SchedulerConfig& sc, const ModelSpec& m,
-                  Backend backend) {
-  if (o.num_blocks != 0 && o.kv_cache_mib != 0) {
-    throw ConfigError("give the KV cache as --num-blocks or --kv-cache-mib, not both");
-  }
-  if (o.num_blocks < 0) throw ConfigError("--num-blocks must be >= 2");
-  if (o.kv_cache_mib < 0) throw ConfigError("--kv-cache-mib must be > 0");
-  const auto block_bytes =
-      static_cast<int64_t>(m.kv_bytes_per_token(backend_dtype(backend), 1)) * sc.block_size;
-  int64_t blocks = o.num_blocks;
-  if (o.kv_cache_mib > 0) {
-    blocks = o.kv_cache_mib * kBytesPerMib / block_bytes + 1;
-  } else if (blocks == 0) {
-    const int64_t per_sequence = (sc.max_model_len + sc.block_size - 1) / sc.block_size;
-    const int64_t cap = EngineServeOptions::kDefaultKvCacheMib * kBytesPerMib / block_bytes;
-    blocks = std::min<int64_t>(sc.max_num_seqs * per_sequence, cap) + 1;
-  }
-  if (blocks < 2) {
-    throw ConfigError("KV cache of " + std::to_string(blocks) +
-                      " blocks is too small: it needs at least 2 (block 0 is reserved); raise "
-                      "--num-blocks or --kv-cache-mib");
-  }
-  return blocks;
-}
 
 SchedulerConfig scheduler_config(const ServeCommandOptions& o, const ModelSpec& m,
                                  Backend backend) {
@@ -61,7 +33,8 @@ SchedulerConfig scheduler_config(const ServeCommandOptions& o, const ModelSpec& 
   }
   sc.block_size = o.block_size;
   sc.enable_prefix_caching = o.enable_prefix_caching;
-  sc.num_gpu_blocks = kv_blocks(o, sc, m, backend);
+  sc.num_gpu_blocks =
+      size_kv_cache_blocks(sc, m, backend_dtype(backend), o.num_blocks, o.kv_cache_mib);
   sc.validate();
   return sc;
 }
