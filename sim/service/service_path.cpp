@@ -167,35 +167,33 @@ void ServicePath::fail(uint64_t id, Flight& f, FailureCause cause, double now_s)
 void ServicePath::on_engine_token(uint64_t id) {
   const auto it = flights_.find(id);
   if (it == flights_.end()) return;
-  step_tokens_[frontend_station(id) - first_frontend_].push_back(id);
+  step_tokens_[frontend_station(id) - first_frontend_].push_back(&it->second);
 }
 
 void ServicePath::on_engine_step_end(double now_s) {
   const FrontendSpec& fe = spec_.frontend;
   for (size_t p = 0; p < num_frontends_; ++p) {
-    std::vector<uint64_t>& ids = step_tokens_[p];
-    if (ids.empty()) continue;
-    for (uint64_t id : ids) {
-      Flight& f = flights_.at(id);
-      if (std::isnan(f.engine_first_token_s)) f.engine_first_token_s = now_s;
+    std::vector<Flight*>& flights = step_tokens_[p];
+    if (flights.empty()) continue;
+    for (Flight* f : flights) {
+      if (std::isnan(f->engine_first_token_s)) f->engine_first_token_s = now_s;
     }
     const size_t station = first_frontend_ + p;
     const double work_s = (fe.step_s.sample(station_rngs_[station]) +
-                           fe.per_output_token_s * static_cast<double>(ids.size())) *
+                           fe.per_output_token_s * static_cast<double>(flights.size())) *
                           variability(station);
     const uint64_t job = kOutputJob | next_batch_++;
-    std::vector<uint64_t>& batch = batches_[job];
-    batch.swap(ids);
-    ids.clear();
-    Flight& any = flights_.at(batch.front());
-    submit(station, StationJob{job, work_s, now_s}, /*droppable=*/false, any, now_s);
+    std::vector<Flight*>& batch = batches_[job];
+    batch.swap(flights);
+    flights.clear();
+    submit(station, StationJob{job, work_s, now_s}, /*droppable=*/false, *batch.front(), now_s);
   }
 }
 
 void ServicePath::output_done(uint64_t job, double now_s) {
   const auto it = batches_.find(job);
-  for (uint64_t id : it->second) {
-    Flight& f = flights_.at(id);
+  for (Flight* flight : it->second) {
+    Flight& f = *flight;
     const double rx_s = now_s + f.one_way_s;
     if (f.tokens_received++ == 0) {
       f.first_rx_s = rx_s;
@@ -204,7 +202,7 @@ void ServicePath::output_done(uint64_t job, double now_s) {
     }
     f.last_rx_s = rx_s;
     if (f.engine && f.tokens_received == f.engine->output_tokens) {
-      loop_.schedule(rx_s, EventKind::kNetworkDelivery, kToClient, id);
+      loop_.schedule(rx_s, EventKind::kNetworkDelivery, kToClient, f.spec.id);
     }
   }
   batches_.erase(it);

@@ -114,8 +114,10 @@ class ServicePath {
   std::optional<TokenBucket> request_bucket_;
   std::optional<TokenBucket> token_bucket_;
   std::unordered_map<uint64_t, Flight> flights_;
-  std::vector<std::vector<uint64_t>> step_tokens_;               // per frontend process, this step
-  std::unordered_map<uint64_t, std::vector<uint64_t>> batches_;  // output job -> request ids
+  // Flights with a token in this step, per API server process, and in each output job. A
+  // flight is erased only after its last token's job, and unordered_map nodes do not move.
+  std::vector<std::vector<Flight*>> step_tokens_;
+  std::unordered_map<uint64_t, std::vector<Flight*>> batches_;
   uint64_t next_batch_ = 0;
   size_t upstream_ = 0;
 };
