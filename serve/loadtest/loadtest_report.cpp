@@ -1,33 +1,7 @@
 #include "serve/loadtest/loadtest_report.h"
 
-#include <cmath>
-#include <optional>
-
 namespace servesim {
 namespace {
-
-std::string over_limit(const char* name, double value_s, std::optional<double> limit_s) {
-  if (!limit_s || std::isnan(value_s) || value_s <= *limit_s) return "";
-  char text[128];
-  std::snprintf(text, sizeof text, "%s p99 %.1f ms > SLO %.1f ms", name, value_s * 1e3,
-                *limit_s * 1e3);
-  return text;
-}
-
-std::string step_break(const MetricsSummary& s, const SloSpec& slo, double max_error_rate) {
-  if (!std::isnan(s.error_rate) && s.error_rate > max_error_rate) {
-    char text[128];
-    std::snprintf(text, sizeof text, "error rate %.1f%% > %.1f%%", s.error_rate * 100,
-                  max_error_rate * 100);
-    return text;
-  }
-  for (std::string why :
-       {over_limit("TTFT", s.ttft.p99_s, slo.ttft_s), over_limit("TPOT", s.tpot.p99_s, slo.tpot_s),
-        over_limit("E2E", s.e2e.p99_s, slo.e2e_s)}) {
-    if (!why.empty()) return why;
-  }
-  return "";
-}
 
 nlohmann::json client_json(const ClientHealth& h) {
   return {{"cpu_s", h.cpu_s},
@@ -44,16 +18,6 @@ nlohmann::json client_json(const ClientHealth& h) {
 
 }  // namespace
 
-Knee find_knee(const std::vector<MetricsSummary>& by_step, const SloSpec& slo,
-               double max_error_rate) {
-  for (size_t i = 0; i < by_step.size(); ++i) {
-    if (by_step[i].requests == 0) continue;
-    std::string why = step_break(by_step[i], slo, max_error_rate);
-    if (!why.empty()) return Knee{static_cast<int>(i), std::move(why)};
-  }
-  return {};
-}
-
 nlohmann::json loadtest_json(const LoadtestResult& r, const LoadtestSetup& setup,
                              const EndpointUrl& url, const Knee& knee,
                              const std::vector<int>& step_clients) {
@@ -64,12 +28,6 @@ nlohmann::json loadtest_json(const LoadtestResult& r, const LoadtestSetup& setup
   nlohmann::json statuses = nlohmann::json::object();
   for (const auto& [status, count] : r.http_status) {
     statuses[status == 0 ? "none" : std::to_string(status)] = count;
-  }
-  nlohmann::json knee_json;  // null when no step broke
-  if (knee.step >= 0) {
-    knee_json = {{"step", knee.step + 1},
-                 {"clients", step_clients.at(static_cast<size_t>(knee.step))},
-                 {"reason", knee.reason}};
   }
   return {{"url", url.text},
           {"endpoint", setup.endpoint},
@@ -92,7 +50,7 @@ nlohmann::json loadtest_json(const LoadtestResult& r, const LoadtestSetup& setup
           {"http_status", statuses},
           {"output_length_mismatch", r.output_mismatch},
           {"max_error_rate", setup.max_error_rate},
-          {"knee", knee_json},
+          {"knee", knee_json(knee, step_clients)},
           {"client", client_json(r.client)}};
 }
 

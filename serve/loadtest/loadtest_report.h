@@ -1,6 +1,5 @@
-// The load test's own report, beside the summary it shares with `servesim simulate`: the
-// knee of a stepped run (the first step whose p99 breaks one of the scenario's SLOs, or whose
-// error rate passes a limit), the "loadtest" object of summary.json (endpoint, the server's
+// The load test's own report, beside the summary and the knee (sim/metrics/knee.h) it shares
+// with `servesim simulate`: the "loadtest" object of summary.json (endpoint, the server's
 // /v1/models and /version answers, errors by cause, HTTP statuses, bounds, the client's own
 // health) and the lines printed after the summary table. Stateless functions; thread-safe.
 #pragma once
@@ -11,19 +10,10 @@
 #include <vector>
 
 #include "serve/loadtest/load_generator.h"
+#include "sim/metrics/knee.h"
 #include "sim/metrics/metrics.h"
 
 namespace servesim {
-
-struct Knee {
-  int step = -1;       // 0-based; -1 when no step broke
-  std::string reason;  // e.g. "TTFT p99 812.0 ms > SLO 500.0 ms"
-};
-
-// The scenario's SLO limits are read as p99 (as `servesim plan` reads them). Steps without
-// counted requests are skipped.
-Knee find_knee(const std::vector<MetricsSummary>& by_step, const SloSpec& slo,
-               double max_error_rate);
 
 // Where and when the run was made; filled by the front end.
 struct LoadtestSetup {
