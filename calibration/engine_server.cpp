@@ -237,7 +237,8 @@ class EngineServer::Run {
     ReplicaSummary& e = result_.engine;
     StepTime op_totals = e.op_totals;
     op_totals.total_s = e.busy_s;
-    e = RunReport::replica_summary(engine_->scheduler().stats(), e.steps, e.busy_s, op_totals);
+    e = RunReport::replica_summary(engine_->scheduler().stats(), engine_->scheduler().config(),
+                                   e.steps, e.busy_s, op_totals);
   }
 
   const EngineServer& server_;

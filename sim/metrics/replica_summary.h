@@ -1,5 +1,6 @@
 // ReplicaSummary: what one replica (simulated, or the real-time engine) did over a run, from
 // its scheduler's statistics and the step times it took; summary.json's "replicas" entries.
+// AdmissionCounters: how often its scheduler left requests waiting, and what held them back.
 // Plain data.
 #pragma once
 
@@ -9,6 +10,20 @@
 
 namespace servesim {
 
+// Counted right after each schedule() that produced a step (the simulator only; zero for the
+// real-time engine). A step that left requests waiting counts under the first limit it hit.
+struct AdmissionCounters {
+  int64_t steps_with_waiting = 0;     // steps that left at least one request waiting
+  int64_t steps_at_seq_cap = 0;       // of those: max_num_seqs sequences running
+  int64_t steps_at_token_budget = 0;  // else: the whole max_num_batched_tokens used
+  // Else, with continuous batching and chunked prefill (the only other way vLLM V1's waiting
+  // loop stops): the next request's KV blocks did not fit, or a preemption stopped admission.
+  // Not counted under other policies, where a request may wait by design.
+  int64_t steps_at_kv_limit = 0;
+  int peak_running = 0;      // most sequences in one step
+  double peak_kv_usage = 0;  // highest fraction of usable KV blocks in use at a step
+};
+
 struct ReplicaSummary {
   int64_t steps = 0;
   double busy_s = 0;  // seconds inside steps (simulated, or wall clock on the engine)
@@ -16,7 +31,10 @@ struct ReplicaSummary {
   double prefix_cache_hit_rate = 0;  // of prompt tokens looked up at admission
   int64_t evicted_blocks = 0;
   int64_t kv_blocks_used_at_end = 0;  // still referenced when the run ended: 0 unless stopped
-  StepTime op_totals;                 // seconds per op over the run
+  int max_num_seqs = 0;               // the caps the scheduler ran under (sequences)
+  int max_num_batched_tokens = 0;     // tokens per step
+  AdmissionCounters admission;
+  StepTime op_totals;  // seconds per op over the run
 };
 
 }  // namespace servesim

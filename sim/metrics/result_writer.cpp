@@ -132,6 +132,14 @@ nlohmann::json replica_json(const ReplicaSummary& r) {
           {"preemptions", r.preemptions},
           {"prefix_cache_hit_rate", r.prefix_cache_hit_rate},
           {"evicted_blocks", r.evicted_blocks},
+          {"max_num_seqs", r.max_num_seqs},
+          {"max_num_batched_tokens", r.max_num_batched_tokens},
+          {"peak_running", r.admission.peak_running},
+          {"peak_kv_usage", r.admission.peak_kv_usage},
+          {"steps_with_waiting", r.admission.steps_with_waiting},
+          {"steps_at_max_num_seqs", r.admission.steps_at_seq_cap},
+          {"steps_at_token_budget", r.admission.steps_at_token_budget},
+          {"steps_at_kv_limit", r.admission.steps_at_kv_limit},
           {"op_seconds", ops}};
 }
 

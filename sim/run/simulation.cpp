@@ -57,7 +57,8 @@ class Simulation::Driver final : public EventHandler,
       // Once per run, O(blocks): a block pool that lost count is a bug, never a result.
       replica->scheduler().kv_cache().check_invariants();
       result.replicas.push_back(RunReport::replica_summary(
-          replica->scheduler().stats(), replica->steps(), replica->busy_s(), replica->op_totals()));
+          replica->scheduler().stats(), replica->scheduler().config(), replica->steps(),
+          replica->busy_s(), replica->op_totals(), replica->admission()));
       result.extrapolated_steps += replica->extrapolated_steps();
     }
     result.fingerprint = loop_.fingerprint().hex();

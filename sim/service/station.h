@@ -23,24 +23,14 @@
 #include <string>
 #include <vector>
 
+#include "sim/metrics/station_stats.h"
+
 namespace servesim {
 
 struct StationJob {
   uint64_t id = 0;       // the caller's job id (a request, an output batch)
   double service_s = 0;  // seconds of work once a worker takes it
   double arrival_s = 0;  // seconds; when it reached the station
-};
-
-struct StationStats {
-  std::string name;
-  int workers = 0;
-  uint64_t jobs = 0;          // jobs that completed service
-  uint64_t rejected = 0;      // jobs refused because the queue was full
-  double utilisation = 0;     // busy worker-seconds / (workers × elapsed), in [0, 1]
-  double mean_queue = 0;      // time-averaged jobs waiting
-  uint64_t max_queue = 0;     // most jobs waiting at once
-  double mean_wait_s = 0;     // seconds a completed job waited before service
-  double mean_service_s = 0;  // seconds of service per completed job
 };
 
 // summary.json's "service.stations" entries; utilisation as a fraction, times in ms.

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "sim/serving/run_report.h"
 #include "sim/workload/synthetic_prompt.h"
 
 namespace servesim {
@@ -41,6 +42,8 @@ std::optional<double> Replica::begin_step(double now_s) {
   busy_ = true;
   step_start_s_ = now_s;
   last_step_tokens_ = out.total_num_tokens;
+  RunReport::count_admission(scheduler_.stats(), scheduler_.config(), out.total_num_tokens,
+                             admission_);
   for (const ScheduledSequence& s : out.sequences) {
     ledger_.on_scheduled(s.request_id, s.is_prefill, now_s);
   }

@@ -23,6 +23,7 @@
 #include "engine/sched/scheduler.h"
 #include "models/cost_model.h"
 #include "sim/core/request_record.h"
+#include "sim/metrics/replica_summary.h"
 #include "sim/serving/request_ledger.h"
 #include "sim/serving/router.h"
 #include "sim/serving/simulated_executor.h"
@@ -77,6 +78,8 @@ class Replica {
   const StepTime& op_totals() const { return op_totals_; }
   // Steps the cost model priced beyond its measured range (StepTime::extrapolated).
   int64_t extrapolated_steps() const { return extrapolated_steps_; }
+  // What held waiting requests back, step by step (RunReport::count_admission).
+  const AdmissionCounters& admission() const { return admission_; }
 
  private:
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
@@ -95,6 +98,7 @@ class Replica {
   double busy_s_ = 0;
   StepTime op_totals_;
   int64_t extrapolated_steps_ = 0;
+  AdmissionCounters admission_;
 };
 
 }  // namespace servesim

@@ -1,5 +1,7 @@
 #include "sim/serving/run_report.h"
 
+#include <algorithm>
+
 namespace servesim {
 
 RunReport::RunReport(const MetricsOptions& metrics, const WorkloadSpec& workload,
@@ -42,8 +44,25 @@ TimeSample RunReport::sample(double now_s, int replica, const SchedulerStats& st
   return s;
 }
 
-ReplicaSummary RunReport::replica_summary(const SchedulerStats& stats, int64_t steps, double busy_s,
-                                          const StepTime& op_totals) {
+void RunReport::count_admission(const SchedulerStats& stats, const SchedulerConfig& config,
+                                int step_tokens, AdmissionCounters& c) {
+  c.peak_running = std::max(c.peak_running, stats.num_running);
+  c.peak_kv_usage = std::max(c.peak_kv_usage, stats.kv_usage);
+  if (stats.num_waiting == 0) return;
+  ++c.steps_with_waiting;
+  if (stats.num_running >= config.max_num_seqs) {
+    ++c.steps_at_seq_cap;
+  } else if (step_tokens >= config.max_num_batched_tokens) {
+    ++c.steps_at_token_budget;
+  } else if (config.policy == SchedulingPolicy::kContinuous && config.enable_chunked_prefill) {
+    ++c.steps_at_kv_limit;
+  }
+}
+
+ReplicaSummary RunReport::replica_summary(const SchedulerStats& stats,
+                                          const SchedulerConfig& config, int64_t steps,
+                                          double busy_s, const StepTime& op_totals,
+                                          const AdmissionCounters& admission) {
   ReplicaSummary s;
   s.steps = steps;
   s.busy_s = busy_s;
@@ -51,6 +70,9 @@ ReplicaSummary RunReport::replica_summary(const SchedulerStats& stats, int64_t s
   s.prefix_cache_hit_rate = stats.prefix_cache_hit_rate();
   s.evicted_blocks = stats.num_evicted_blocks;
   s.kv_blocks_used_at_end = stats.kv_blocks_used;
+  s.max_num_seqs = config.max_num_seqs;
+  s.max_num_batched_tokens = config.max_num_batched_tokens;
+  s.admission = admission;
   s.op_totals = op_totals;
   return s;
 }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <vector>
 
+#include "engine/sched/scheduler_config.h"
 #include "engine/sched/scheduler_output.h"
 #include "models/cost_model.h"
 #include "sim/core/observer.h"
@@ -41,10 +42,14 @@ class RunReport {
   // A time-series sample of one replica's scheduler at now_s.
   static TimeSample sample(double now_s, int replica, const SchedulerStats& stats,
                            int tokens_in_step);
-  // What a replica did over the run: its steps, seconds in steps, per-op totals and the
-  // scheduler's preemption and prefix-cache counters.
-  static ReplicaSummary replica_summary(const SchedulerStats& stats, int64_t steps, double busy_s,
-                                        const StepTime& op_totals);
+  // Counts one step that schedule() just produced (step_tokens tokens) into `counters`.
+  static void count_admission(const SchedulerStats& stats, const SchedulerConfig& config,
+                              int step_tokens, AdmissionCounters& counters);
+  // What a replica did over the run: its steps, seconds in steps, per-op totals, the
+  // scheduler's caps, preemption and prefix-cache counters, and its admission counters.
+  static ReplicaSummary replica_summary(const SchedulerStats& stats, const SchedulerConfig& config,
+                                        int64_t steps, double busy_s, const StepTime& op_totals,
+                                        const AdmissionCounters& admission = {});
 
  private:
   Observer& observer_;
