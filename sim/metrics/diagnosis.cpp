@@ -1,0 +1,358 @@
+#include "sim/metrics/diagnosis.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+
+namespace servesim {
+namespace {
+
+constexpr size_t index_of(Segment s) {
+  return static_cast<size_t>(s);
+}
+
+__attribute__((format(printf, 1, 2))) std::string text(const char* pattern, ...) {
+  char buffer[512];
+  va_list args;
+  va_start(args, pattern);
+  std::vsnprintf(buffer, sizeof buffer, pattern, args);
+  va_end(args);
+  return buffer;
+}
+
+// The replicas' counters summed (peaks and caps: the largest), as the rules read them.
+struct EngineTotals {
+  int64_t steps = 0;
+  int64_t preemptions = 0;
+  AdmissionCounters admission;
+  int max_num_seqs = 0;
+  int max_num_batched_tokens = 0;
+  double busy_s = 0;
+};
+
+EngineTotals engine_totals(const std::vector<ReplicaSummary>& replicas) {
+  EngineTotals t;
+  for (const ReplicaSummary& r : replicas) {
+    t.steps += r.steps;
+    t.preemptions += r.preemptions;
+    t.busy_s += r.busy_s;
+    t.max_num_seqs = std::max(t.max_num_seqs, r.max_num_seqs);
+    t.max_num_batched_tokens = std::max(t.max_num_batched_tokens, r.max_num_batched_tokens);
+    AdmissionCounters& a = t.admission;
+    a.steps_with_waiting += r.admission.steps_with_waiting;
+    a.steps_at_seq_cap += r.admission.steps_at_seq_cap;
+    a.steps_at_token_budget += r.admission.steps_at_token_budget;
+    a.steps_at_kv_limit += r.admission.steps_at_kv_limit;
+    a.peak_running = std::max(a.peak_running, r.admission.peak_running);
+    a.peak_kv_usage = std::max(a.peak_kv_usage, r.admission.peak_kv_usage);
+  }
+  return t;
+}
+
+// What every rule reads, computed once.
+struct Context {
+  const RunFacts& facts;
+  const DiagnosisThresholds& limits;
+  EngineTotals engine;
+  double gpu_busy = std::nan("");  // fraction of the run the replicas spent in steps
+
+  const MetricsSummary& summary() const { return facts.summary; }
+  const SegmentStats& segment(Segment s) const { return facts.summary.time.segments[index_of(s)]; }
+  double step_share(int64_t steps) const {
+    return engine.steps > 0 ? static_cast<double>(steps) / static_cast<double>(engine.steps) : 0;
+  }
+};
+
+// "85%", or "unknown" when the run's duration or replicas are not known.
+std::string percent(double fraction) {
+  return std::isnan(fraction) ? std::string("unknown") : text("%.0f%%", 100 * fraction);
+}
+
+std::string segment_metric(Segment s, const char* field) {
+  return "summary.where_time_went.segments." + std::string(to_string(s)) + "." + field;
+}
+
+void station_rules(const Context& c, std::vector<Finding>& out) {
+  for (const StationStats& s : c.facts.stations) {
+    if (s.utilisation < c.limits.station_utilisation ||
+        s.mean_queue < c.limits.station_mean_queue || s.mean_service_s <= 0) {
+      continue;
+    }
+    const double cap_per_s = s.workers / s.mean_service_s;
+    const std::string at = "service.stations[" + s.name + "].";
+    out.push_back(
+        {"station_saturated",
+         text("%s is saturated: %.0f%% busy with %.1f jobs waiting on average (%llu at most); "
+              "%d worker%s x %.2f ms caps it at %.1f jobs/s, so throughput stays at %.2f req/s "
+              "while the GPU is %s busy",
+              s.name.c_str(), 100 * s.utilisation, s.mean_queue,
+              static_cast<unsigned long long>(s.max_queue), s.workers, s.workers == 1 ? "" : "s",
+              s.mean_service_s * 1e3, cap_per_s, c.summary().request_throughput,
+              percent(c.gpu_busy).c_str()),
+         {{at + "utilisation", s.utilisation},
+          {at + "mean_queue", s.mean_queue},
+          {at + "max_queue", static_cast<double>(s.max_queue)},
+          {at + "workers", static_cast<double>(s.workers)},
+          {at + "mean_service_ms", s.mean_service_s * 1e3},
+          {"summary.request_throughput_per_s", c.summary().request_throughput},
+          {"gpu_busy", c.gpu_busy}}});
+  }
+}
+
+std::string failure_clause(FailureCause cause, const std::vector<StationStats>& stations) {
+  switch (cause) {
+    case FailureCause::kRateLimited:
+      return "were refused by the gateway's rate limit (HTTP 429)";
+    case FailureCause::kQueueFull: {
+      std::string names;
+      for (const StationStats& s : stations) {
+        if (s.rejected > 0) names += (names.empty() ? "" : ", ") + s.name;
+      }
+      return "were refused by a full queue (HTTP 503)" + (names.empty() ? "" : " at " + names);
+    }
+    case FailureCause::kTimedOut:
+      return "timed out before their answer was complete";
+    case FailureCause::kTooLong:
+      return "were refused as longer than max_model_len (prompt + output, HTTP 400)";
+    default:
+      return "failed as " + std::string(to_string(cause));
+  }
+}
+
+void error_rules(const Context& c, std::vector<Finding>& out) {
+  const MetricsSummary& m = c.summary();
+  if (m.requests == 0) return;
+  for (size_t i = 1; i < kNumFailureCauses; ++i) {
+    const uint64_t failed = m.time.failures[i];
+    const double share = static_cast<double>(failed) / static_cast<double>(m.requests);
+    if (failed == 0 || share < c.limits.error_share) continue;
+    const auto cause = static_cast<FailureCause>(i);
+    const std::string name(to_string(cause));
+    out.push_back(
+        {name,
+         text("%llu of %llu requests (%.1f%%) ", static_cast<unsigned long long>(failed),
+              static_cast<unsigned long long>(m.requests), 100 * share) +
+             failure_clause(cause, c.facts.stations),
+         {{"summary.where_time_went.errors_by_cause." + name, static_cast<double>(failed)},
+          {"summary.requests", static_cast<double>(m.requests)},
+          {"summary.error_rate", m.error_rate}}});
+  }
+}
+
+void admission_rules(const Context& c, std::vector<Finding>& out) {
+  const EngineTotals& e = c.engine;
+  const AdmissionCounters& a = e.admission;
+  const double kv_peak = a.peak_kv_usage;
+  if (c.step_share(a.steps_at_seq_cap) >= c.limits.limit_step_share) {
+    out.push_back(
+        {"max_num_seqs_full",
+         text("max_num_seqs (%d) holds requests back: %.0f%% of steps ran %d sequences with "
+              "requests still waiting, while the KV cache peaked at %.0f%% used",
+              e.max_num_seqs, 100 * c.step_share(a.steps_at_seq_cap), e.max_num_seqs,
+              100 * kv_peak),
+         {{"replicas.steps_at_max_num_seqs", static_cast<double>(a.steps_at_seq_cap)},
+          {"replicas.steps", static_cast<double>(e.steps)},
+          {"replicas.max_num_seqs", static_cast<double>(e.max_num_seqs)},
+          {"replicas.peak_kv_usage", kv_peak}}});
+  }
+  if (c.step_share(a.steps_at_token_budget) >= c.limits.limit_step_share) {
+    out.push_back(
+        {"token_budget_full",
+         text("max_num_batched_tokens (%d) holds requests back: %.0f%% of steps used the whole "
+              "token budget with requests still waiting",
+              e.max_num_batched_tokens, 100 * c.step_share(a.steps_at_token_budget)),
+         {{"replicas.steps_at_token_budget", static_cast<double>(a.steps_at_token_budget)},
+          {"replicas.steps", static_cast<double>(e.steps)},
+          {"replicas.max_num_batched_tokens", static_cast<double>(e.max_num_batched_tokens)}}});
+  }
+  const double completed = static_cast<double>(std::max<uint64_t>(c.summary().completed, 1));
+  const double preempt_rate = static_cast<double>(e.preemptions) / completed;
+  if (c.step_share(a.steps_at_kv_limit) >= c.limits.limit_step_share ||
+      (e.preemptions > 0 && preempt_rate >= c.limits.preemptions_per_request)) {
+    out.push_back(
+        {"kv_cache_full",
+         text("the KV cache holds requests back: usage peaked at %.0f%%, %.0f%% of steps left "
+              "requests waiting for blocks, %lld preemptions (%.1f per 100 requests)",
+              100 * kv_peak, 100 * c.step_share(a.steps_at_kv_limit),
+              static_cast<long long>(e.preemptions), 100 * preempt_rate),
+         {{"replicas.peak_kv_usage", kv_peak},
+          {"replicas.steps_at_kv_limit", static_cast<double>(a.steps_at_kv_limit)},
+          {"replicas.steps", static_cast<double>(e.steps)},
+          {"replicas.preemptions", static_cast<double>(e.preemptions)}}});
+  }
+}
+
+// The admission limit that held requests back in the most steps, if any did often enough.
+std::string top_limit(const Context& c) {
+  const AdmissionCounters& a = c.engine.admission;
+  const int64_t most = std::max({a.steps_at_seq_cap, a.steps_at_token_budget, a.steps_at_kv_limit});
+  if (c.step_share(most) < c.limits.limit_step_share) return "";
+  if (most == a.steps_at_seq_cap) return "max_num_seqs";
+  if (most == a.steps_at_token_budget) return "max_num_batched_tokens";
+  return "the KV cache";
+}
+
+void engine_queue_rule(const Context& c, std::vector<Finding>& out) {
+  const SegmentStats& q = c.segment(Segment::kEngineQueue);
+  if (c.summary().time.count == 0 || q.share_of_ttft < c.limits.engine_queue_ttft_share) return;
+  const std::string limit = top_limit(c);
+  std::string why;
+  if (!limit.empty()) {
+    why = ", held back by " + limit;
+  } else if (c.gpu_busy >= c.limits.station_utilisation) {
+    why = text(": the GPU is %s busy and arrivals outpace it", percent(c.gpu_busy).c_str());
+  }
+  out.push_back({"engine_queueing",
+                 text("requests wait for the engine: its queue is %.0f%% of the mean TTFT "
+                      "(%.1f of %.1f ms)",
+                      100 * q.share_of_ttft, q.mean_s * 1e3, c.summary().ttft.mean_s * 1e3) +
+                     why,
+                 {{segment_metric(Segment::kEngineQueue, "share_of_ttft"), q.share_of_ttft},
+                  {segment_metric(Segment::kEngineQueue, "mean_ms"), q.mean_s * 1e3},
+                  {"summary.ttft.mean_ms", c.summary().ttft.mean_s * 1e3},
+                  {"gpu_busy", c.gpu_busy}}});
+}
+
+void long_prefill_rule(const Context& c, std::vector<Finding>& out) {
+  const MetricsSummary& m = c.summary();
+  const SegmentStats& p = c.segment(Segment::kPrefill);
+  if (m.time.count == 0 || m.completed == 0 || p.share_of_ttft < c.limits.prefill_ttft_share ||
+      !(m.ttft.mean_s >= c.limits.long_prefill_ttft_s)) {
+    return;
+  }
+  const double prompt = static_cast<double>(m.input_tokens) / static_cast<double>(m.completed);
+  out.push_back({"long_prefill",
+                 text("the first token waits on long prefills: prefill is %.0f%% of the mean "
+                      "TTFT (%.1f of %.1f ms) for prompts of %.0f tokens on average",
+                      100 * p.share_of_ttft, p.mean_s * 1e3, m.ttft.mean_s * 1e3, prompt),
+                 {{segment_metric(Segment::kPrefill, "share_of_ttft"), p.share_of_ttft},
+                  {segment_metric(Segment::kPrefill, "mean_ms"), p.mean_s * 1e3},
+                  {"summary.ttft.mean_ms", m.ttft.mean_s * 1e3},
+                  {"mean_prompt_tokens", prompt}}});
+}
+
+// The segment on the way to the first token with the largest p99, and what it suggests.
+std::string tail_cause(const Context& c, Segment& worst) {
+  worst = Segment::kEngineQueue;
+  for (size_t i = 0; i < kNumSegments; ++i) {
+    const auto s = static_cast<Segment>(i);
+    if (counts_in_ttft(s) && c.segment(s).p99_s > c.segment(worst).p99_s) worst = s;
+  }
+  if (worst == Segment::kEngineQueue) return "bursts of arrivals queue in front of the engine";
+  if (worst == Segment::kPrefill) return "head-of-line prefills: long prompts hold up the step";
+  return "the " + std::string(to_string(worst)) + " segment's own tail";
+}
+
+void ttft_tail_rule(const Context& c, std::vector<Finding>& out) {
+  const LatencyStats& t = c.summary().ttft;
+  if (t.count == 0 || !(t.p50_s > 0) || t.p99_s < c.limits.ttft_tail_ratio * t.p50_s) return;
+  Segment worst;
+  const std::string cause = tail_cause(c, worst);
+  const double worst_p99_ms = c.segment(worst).p99_s * 1e3;
+  std::string preempted;
+  const double completed = static_cast<double>(std::max<uint64_t>(c.summary().completed, 1));
+  if (static_cast<double>(c.engine.preemptions) / completed >= c.limits.preemptions_per_request) {
+    preempted = text(", and %lld preemptions recompute their prompts",
+                     static_cast<long long>(c.engine.preemptions));
+  }
+  const double ratio = t.p99_s / t.p50_s;
+  out.push_back(
+      {"ttft_tail",
+       text("TTFT p99 is %.1fx its p50 (%.1f vs %.1f ms): ", ratio, t.p99_s * 1e3, t.p50_s * 1e3) +
+           cause + text(" (%s p99 %.1f ms)", std::string(to_string(worst)).c_str(), worst_p99_ms) +
+           preempted,
+       {{"summary.ttft.p99_ms", t.p99_s * 1e3},
+        {"summary.ttft.p50_ms", t.p50_s * 1e3},
+        {segment_metric(worst, "p99_ms"), worst_p99_ms},
+        {"replicas.preemptions", static_cast<double>(c.engine.preemptions)}}});
+}
+
+bool is_model(Segment s) {
+  return s == Segment::kEngineQueue || s == Segment::kPrefill || s == Segment::kDecode;
+}
+
+void model_share_rule(const Context& c, std::vector<Finding>& out) {
+  const TimeBreakdown& b = c.summary().time;
+  if (b.count == 0 || !b.has_service()) return;
+  double model = 0;
+  Segment top = Segment::kNetwork;
+  for (size_t i = 0; i < kNumSegments; ++i) {
+    const auto s = static_cast<Segment>(i);
+    if (is_model(s)) {
+      model += b.segments[i].share_of_e2e;
+    } else if (b.segments[i].share_of_e2e > c.segment(top).share_of_e2e) {
+      top = s;
+    }
+  }
+  if (model >= c.limits.model_e2e_share) return;
+  const SegmentStats& t = c.segment(top);
+  const std::string name(to_string(top));
+  out.push_back({"model_share_small",
+                 text("the model is %.1f%% of E2E: %s takes %.1f%% (%.1f ms mean), so a faster "
+                      "GPU moves E2E by less than half its speed-up",
+                      100 * model, name.c_str(), 100 * t.share_of_e2e, t.mean_s * 1e3),
+                 {{"model_share_of_e2e", model},
+                  {segment_metric(top, "share_of_e2e"), t.share_of_e2e},
+                  {segment_metric(top, "mean_ms"), t.mean_s * 1e3}}});
+}
+
+Finding healthy(const Context& c) {
+  const MetricsSummary& m = c.summary();
+  const double error_rate = std::isnan(m.error_rate) ? 0.0 : m.error_rate;
+  return {"healthy",
+          text("no bottleneck found: %.2f req/s, TTFT p50 %.1f ms / p99 %.1f ms, E2E p50 %.1f "
+               "ms, GPU busy %s, error rate %.2f%%",
+               m.request_throughput, m.ttft.p50_s * 1e3, m.ttft.p99_s * 1e3, m.e2e.p50_s * 1e3,
+               percent(c.gpu_busy).c_str(), 100 * error_rate),
+          {{"summary.request_throughput_per_s", m.request_throughput},
+           {"summary.ttft.p50_ms", m.ttft.p50_s * 1e3},
+           {"summary.ttft.p99_ms", m.ttft.p99_s * 1e3},
+           {"summary.e2e.p50_ms", m.e2e.p50_s * 1e3},
+           {"gpu_busy", c.gpu_busy},
+           {"summary.error_rate", error_rate}}};
+}
+
+}  // namespace
+
+std::vector<Finding> diagnose(const RunFacts& facts, const DiagnosisThresholds& limits) {
+  Context c{facts, limits, engine_totals(facts.replicas)};
+  if (facts.run_s > 0 && !facts.replicas.empty()) {
+    c.gpu_busy = c.engine.busy_s / (facts.run_s * static_cast<double>(facts.replicas.size()));
+  }
+  std::vector<Finding> out;
+  station_rules(c, out);
+  error_rules(c, out);
+  admission_rules(c, out);
+  engine_queue_rule(c, out);
+  long_prefill_rule(c, out);
+  ttft_tail_rule(c, out);
+  model_share_rule(c, out);
+  if (out.empty() && facts.summary.completed == 0) {
+    out.push_back({"no_requests", "no request completed: there is nothing to diagnose", {}});
+  } else if (out.empty()) {
+    out.push_back(healthy(c));
+  }
+  return out;
+}
+
+nlohmann::json diagnosis_json(const std::vector<Finding>& findings) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const Finding& f : findings) {
+    nlohmann::json evidence = nlohmann::json::array();
+    for (const Evidence& e : f.evidence) {
+      evidence.push_back(
+          {{"metric", e.metric},
+           {"value", std::isnan(e.value) ? nlohmann::json() : nlohmann::json(e.value)}});
+    }
+    all.push_back({{"code", f.code}, {"text", f.text}, {"evidence", evidence}});
+  }
+  return all;
+}
+
+void print_diagnosis(std::FILE* out, const std::vector<Finding>& findings) {
+  std::fprintf(out, "  why\n");
+  for (const Finding& f : findings)
+    std::fprintf(out, "  - %s: %s\n", f.code.c_str(), f.text.c_str());
+}
+
+}  // namespace servesim

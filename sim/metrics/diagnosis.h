@@ -1,0 +1,90 @@
+// Diagnosis: the run's "why" — a few findings that name the bottleneck from the run's own
+// numbers (the summary, each replica's admission counters, each service station), each with
+// a stable code, one sentence and the metrics it cites. Pure functions of a RunFacts: no
+// simulation state, the same facts give the same findings and the same text, byte for byte
+// (fixed number formats). Thread-safety: stateless.
+//
+// The rules, in the order findings are listed, and why each threshold:
+//  station_saturated  a station >= 95% busy with >= 1 job waiting on average. Queueing delay
+//                     grows as 1/(1 - utilisation): at 95% a station has no headroom left,
+//                     and a standing queue says arrivals exceed workers / service time (its
+//                     capacity) rather than a burst passing through. The GPU then waits too:
+//                     throughput stays flat however fast the model is.
+//  rate_limited, queue_full, timed_out, too_long
+//                     one per failure cause behind >= 1% of the requests: one request in a
+//                     hundred failing is what users notice as "errors", not noise.
+//  max_num_seqs_full  >= 10% of steps left requests waiting with max_num_seqs running.
+//  token_budget_full  >= 10% of steps left requests waiting with max_num_batched_tokens used.
+//  kv_cache_full      >= 10% of steps left requests waiting for KV blocks (neither cap hit),
+//                     or preemptions >= 1 per 100 completed requests. A limit hit in a tenth
+//                     of the steps is the run's steady state, not a passing peak; a preempted
+//                     request recomputes its whole context, so one in a hundred already costs.
+//  engine_queueing    the engine queue is >= 50% of the mean TTFT: most of the wait for the
+//                     first token is in front of the engine, not in the model.
+//  long_prefill       the prefill is >= 50% of the mean TTFT and that TTFT >= 250 ms: the first
+//                     token is slow because prompts are long (about where a pause is felt).
+//  ttft_tail          TTFT p99 >= 3 x p50. A healthy run's TTFT varies with the step a request
+//                     lands in and its prompt (p99/p50 under 2); three times the median means
+//                     something intermittent — a burst queueing, a preemption, a long prefill
+//                     ahead in line, a variable stage — named from the largest segment p99.
+//  model_share_small  with a service path, the model (engine queue + prefill + decode) < 50% of
+//                     the mean E2E: a faster GPU would move E2E by less than half its speed-up;
+//                     names the segment that dominates.
+//  healthy            none of the above: says so with the headline numbers (no_requests when
+//                     no request completed).
+#pragma once
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "sim/metrics/metrics.h"
+#include "sim/metrics/replica_summary.h"
+#include "sim/metrics/station_stats.h"
+
+namespace servesim {
+
+struct DiagnosisThresholds {
+  double station_utilisation = 0.95;  // fraction of worker time busy
+  double station_mean_queue = 1.0;    // jobs waiting, time-averaged
+  double error_share = 0.01;          // failed requests of one cause / requests
+  double limit_step_share = 0.10;     // steps held back by one limit / steps
+  double preemptions_per_request = 0.01;
+  double engine_queue_ttft_share = 0.5;
+  double prefill_ttft_share = 0.5;
+  double long_prefill_ttft_s = 0.25;  // seconds of mean TTFT
+  double ttft_tail_ratio = 3.0;       // p99 / p50
+  double model_e2e_share = 0.5;
+};
+
+// What the diagnosis reads; the producer copies it from its results.
+struct RunFacts {
+  MetricsSummary summary;
+  std::vector<ReplicaSummary> replicas;
+  std::vector<StationStats> stations;  // empty without a service path
+  double run_s = 0;                    // seconds the run lasted: the GPU-busy denominator
+};
+
+// One cited number: `metric` is its summary.json path where it has one (e.g.
+// "summary.ttft.p99_ms", "service.stations[gateway].utilisation", "replicas[0].peak_kv_usage")
+// or a derived name ("gpu_busy": the replicas' busy_s over run_s and replicas).
+struct Evidence {
+  std::string metric;
+  double value = 0;
+};
+
+struct Finding {
+  std::string code;  // stable id, one of the rule names above
+  std::string text;  // one sentence
+  std::vector<Evidence> evidence;
+};
+
+std::vector<Finding> diagnose(const RunFacts& facts, const DiagnosisThresholds& limits = {});
+
+// summary.json's "diagnosis": [{code, text, evidence: [{metric, value}]}].
+nlohmann::json diagnosis_json(const std::vector<Finding>& findings);
+// The table's "why" block: one line per finding.
+void print_diagnosis(std::FILE* out, const std::vector<Finding>& findings);
+
+}  // namespace servesim
