@@ -32,6 +32,8 @@ std::string_view to_string(EventKind kind) {
       return "network_delivery";
     case EventKind::kStationDone:
       return "station_done";
+    case EventKind::kDeadline:
+      return "deadline";
     case EventKind::kUser:
       return "user";
   }

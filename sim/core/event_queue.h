@@ -27,6 +27,7 @@ enum class EventKind : uint8_t {
   kNetworkDelivery,  // a message crosses the simulated network (payload: message id)
   kUser,             // reserved for front ends and tests
   kStationDone,      // a service station finishes a job (target: station, payload: job id)
+  kDeadline,         // a service-path request's client or gateway deadline (payload: request id)
 };
 
 std::string_view to_string(EventKind kind);

@@ -5,6 +5,7 @@
 // For rejected/timed-out records the times that never happened are NaN.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -27,15 +28,18 @@ enum class FailureCause : uint8_t {
   kTooLong,      // prompt + output beyond max_model_len (HTTP 400)
   kRateLimited,  // refused by the gateway's rate limit (HTTP 429)
   kQueueFull,    // a station's queue was full (HTTP 503)
-  kTimedOut,     // the client gave up before the answer was complete
+  kTimedOut,     // the client's or the gateway's timeout passed first (HTTP 504 at the gateway)
 };
+inline constexpr size_t kNumFailureCauses = 5;  // FailureCause values, kNone included
 
 std::string_view to_string(FailureCause cause);
 
 // Where an ok request's time went, seconds: the segments sum to its E2E latency, and those up
 // to the first token plus first_token_stream_s to its TTFT. Without a service path the
 // request reaches the engine when it is sent, so only the engine's segments are non-zero.
+// A retried request's segments are those of its last attempt plus retry_s before it.
 struct RequestSegments {
+  double retry_s = 0;               // first send to the last attempt's: failed tries + backoff
   double network_s = 0;             // client to server, one way
   double gateway_s = 0;             // gateway queue + service (rate limit included)
   double frontend_s = 0;            // API server intake: queue, parse, template, tokenise
@@ -63,6 +67,7 @@ struct RequestRecord {
   RequestOutcome status = RequestOutcome::kOk;
   FailureCause cause = FailureCause::kNone;
   int step_index = 0;        // stepped-concurrency step it arrived in; else 0
+  int attempts = 1;          // attempts the client made, the first included (1 = no retry)
   RequestSegments segments;  // ok records only
 
   double queueing_s() const { return first_scheduled_s - arrival_s; }

@@ -56,6 +56,11 @@ void MetricsCollector::add(const RequestRecord& r) {
   ++counts_.requests;
   first_arrival_s_ = std::min(first_arrival_s_, r.arrival_s);
   breakdown_.add(r);
+  if (r.attempts > 1) {
+    counts_.retries += static_cast<uint64_t>(r.attempts - 1);
+    ++counts_.retried_requests;
+    if (r.status == RequestOutcome::kOk) ++counts_.retried_succeeded;
+  }
   if (r.status == RequestOutcome::kRejected) {
     ++counts_.rejected;
     return;

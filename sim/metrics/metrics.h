@@ -63,6 +63,9 @@ struct MetricsSummary {
   uint64_t output_tokens = 0;  // output tokens of completed requests
   uint64_t cached_prompt_tokens = 0;
   uint64_t preemptions = 0;
+  uint64_t retries = 0;            // attempts beyond each request's first, in all
+  uint64_t retried_requests = 0;   // requests sent more than once
+  uint64_t retried_succeeded = 0;  // of those, the ones that completed
 
   // From the first counted arrival (or warmup_s, if set) to the last counted finish.
   double duration_s = kNone;
@@ -74,7 +77,7 @@ struct MetricsSummary {
   double total_token_throughput_per_gpu = kNone;
   double goodput = kNone;                         // requests per second meeting every SLO
   double slo_attainment = kNone;                  // fraction of counted requests meeting every SLO
-  double error_rate = kNone;                      // (rejected + timed out) / requests
+  double error_rate = kNone;  // (rejected + timed out) / requests, after retries
   double prefix_cache_hit_rate = kNone;           // cached / prompt tokens of completed requests
   double cost_per_million_output_tokens = kNone;  // dollars
   double cost_per_million_tokens = kNone;         // dollars, input + output

@@ -1,5 +1,6 @@
 // TimeBreakdown: where the time of ok requests went — for each segment of the request path
-// (network, gateway, API server, pre-model stages, engine queue, prefill, decode, stream)
+// (retries, network, gateway, API server, pre-model stages, engine queue, prefill, decode,
+// stream)
 // its mean and p50/p95/p99, and its share of the mean E2E and of the mean TTFT — plus the
 // TTFT the server sees (the client's less the network both ways) and failures by cause.
 // TimeBreakdownCollector gathers it from RequestRecords in bounded memory (one
@@ -22,6 +23,7 @@
 namespace servesim {
 
 enum class Segment : uint8_t {
+  kRetry,  // failed attempts and backoff before the last attempt
   kNetwork,
   kGateway,
   kFrontend,
@@ -32,10 +34,9 @@ enum class Segment : uint8_t {
   kStream,
   kFirstTokenStream,
 };
-inline constexpr size_t kNumSegments = 9;
-inline constexpr size_t kNumFailureCauses = 5;  // FailureCause values, kNone included
+inline constexpr size_t kNumSegments = 10;
 
-std::string_view to_string(Segment segment);  // "network", "gateway", ... (CSV/JSON names)
+std::string_view to_string(Segment segment);  // "retry", "network", ... (CSV/JSON names)
 double segment_s(const RequestSegments& segments, Segment segment);  // seconds
 // Whether the segment lies on the way to the first token (its TTFT share can be non-zero).
 bool counts_in_ttft(Segment segment);
@@ -53,7 +54,7 @@ struct TimeBreakdown {
   uint64_t count = 0;  // ok requests behind the numbers
   std::array<SegmentStats, kNumSegments> segments;
   double mean_client_ttft_s = 0;                       // as the client measures it
-  double mean_server_ttft_s = 0;                       // the client's less the network both ways
+  double mean_server_ttft_s = 0;  // the client's less the network both ways and the retries
   std::array<uint64_t, kNumFailureCauses> failures{};  // requests failed, by FailureCause
   // True when anything above the engine took time (a service path was simulated).
   bool has_service() const;

@@ -1,5 +1,6 @@
 #include "sim/run/simulation.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "models/config_error.h"
@@ -13,6 +14,14 @@ namespace servesim {
 namespace {
 
 constexpr double kNoEvent = std::numeric_limits<double>::infinity();
+
+// The least time between a client's sending a request that fails and its next send, seconds.
+// Without it a refusal that takes no simulated time (too long for max_model_len with no
+// service path, a rate limit with no network) lets a client with no think time send again in
+// the same instant, forever (issue #19). A real client cannot do better than one HTTP
+// exchange: a request and its error response over loopback through an asyncio client cost
+// about a millisecond.
+constexpr double kMinClientTurnaround_s = 1e-3;
 
 }  // namespace
 
@@ -131,8 +140,21 @@ class Simulation::Driver final : public EventHandler,
   void complete(const RequestSpec& request, const RequestRecord& record, double now_s) override {
     ++done_;
     report_.request_left(record);
-    source_->on_request_done(request, now_s);
+    const double client_done_s = record.status == RequestOutcome::kOk
+                                     ? now_s
+                                     : std::max(now_s, record.arrival_s + kMinClientTurnaround_s);
+    source_->on_request_done(request, client_done_s);
     schedule_next_arrival();
+  }
+
+  void abort(uint64_t id, double now_s) override {
+    (void)now_s;
+    for (uint32_t r = 0; r < replicas_.size(); ++r) {
+      if (replicas_[r]->abort(id)) {
+        try_start(r);
+        return;
+      }
+    }
   }
 
   void client_gap(const RequestSpec& request, double gap_s) override {

@@ -8,12 +8,23 @@ namespace {
 
 // Output jobs share the API server stations with intake jobs; their ids carry this bit.
 constexpr uint64_t kOutputJob = uint64_t{1} << 63;
+// An attempt's id is its request's id with the attempt number less one in bits 48..62, so the
+// first attempt keeps the request's id.
+constexpr int kAttemptShift = 48;
+
+uint64_t attempt_key(uint64_t id, int attempt) {
+  return id | (static_cast<uint64_t>(attempt - 1) << kAttemptShift);
+}
 
 }  // namespace
 
 ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop,
                          ServicePathHost& host)
-    : spec_(spec), loop_(loop), host_(host), network_rng_(Rng(seed).fork(0x6e6574)) {
+    : spec_(spec),
+      loop_(loop),
+      host_(host),
+      network_rng_(Rng(seed).fork(0x6e6574)),
+      retry_rng_(Rng(seed).fork(0x726574)) {
   if (!spec_.enabled) throw std::logic_error("ServicePath: the service is \"none\"");
   const auto add = [&](const StationSpec& s, const std::string& name, int workers) {
     stations_.emplace_back(name, workers, s.queue_capacity);
@@ -48,8 +59,8 @@ double ServicePath::variability(size_t station) {
   return station_rngs_[station].lognormal(-0.5 * sigma2, std::sqrt(sigma2));
 }
 
-size_t ServicePath::frontend_station(uint64_t id) const {
-  return first_frontend_ + static_cast<size_t>(id % num_frontends_);
+size_t ServicePath::frontend_station(uint64_t key) const {
+  return first_frontend_ + static_cast<size_t>(key % num_frontends_);
 }
 
 // Hops in order: the gateway (if any), the request's API server process, then each stage;
@@ -57,35 +68,61 @@ size_t ServicePath::frontend_station(uint64_t id) const {
 size_t ServicePath::hop_station(const Flight& f) const {
   const size_t h = static_cast<size_t>(f.hop);
   if (h < first_frontend_) return 0;
-  if (h == first_frontend_) return frontend_station(f.spec.id);
+  if (h == first_frontend_) return frontend_station(f.key);
   return first_stage_ + (h - first_frontend_ - 1);
 }
 
 void ServicePath::send(const RequestSpec& request, double now_s) {
-  const uint64_t id = request.id;
-  Flight& f = flights_[id];
+  send_attempt(request, request.id, 1, now_s);
+}
+
+void ServicePath::send_attempt(const RequestSpec& request, uint64_t key, int attempt,
+                               double now_s) {
+  Flight& f = flights_[key];
   f.spec = request;
+  f.key = key;
+  f.attempt = attempt;
+  f.sent_s = now_s;
   f.one_way_s = 0.5 * spec_.rtt_s.sample(network_rng_);
+  f.segments.retry_s = now_s - request.arrival_s;
   f.segments.network_s = f.one_way_s;
+  f.refs = 1;
   ++upstream_;
-  loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, id);
+  loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, key);
+  if (spec_.client.timeout_s > 0) {
+    loop_.schedule(now_s + spec_.client.timeout_s, EventKind::kDeadline, kClientDeadline, key);
+  }
 }
 
 void ServicePath::handle(const Event& event, double now_s) {
-  if (event.kind == EventKind::kStationDone) {
-    station_done(event.target, event.payload, now_s);
-    return;
+  switch (event.kind) {
+    case EventKind::kStationDone:
+      station_done(event.target, event.payload, now_s);
+      return;
+    case EventKind::kDeadline:
+      deadline(event.target, event.payload, now_s);
+      return;
+    case EventKind::kClientWake:
+      retry_wake(event.payload, now_s);
+      return;
+    default:
+      break;
   }
   const auto it = flights_.find(event.payload);
   if (it == flights_.end()) throw std::logic_error("ServicePath: delivery of an unknown request");
+  Flight& f = it->second;
+  --f.refs;
   if (event.target == kToServer) {
-    arrive_at_hop(event.payload, it->second, now_s);
-    return;
+    arrive_at_hop(f, now_s);
+  } else if (!f.answered) {
+    answer(f, now_s);
   }
-  const RequestSpec spec = std::move(it->second.spec);
-  const RequestRecord record = client_record(it->second);
-  flights_.erase(it);
-  host_.complete(spec, record, now_s);
+  settle(f);
+}
+
+// An attempt is forgotten once its client has the outcome and nothing refers to it.
+void ServicePath::settle(Flight& f) {
+  if (f.refs == 0 && f.answered) flights_.erase(f.key);
 }
 
 bool ServicePath::rate_limited(const Flight& f, double now_s) {
@@ -94,19 +131,29 @@ bool ServicePath::rate_limited(const Flight& f, double now_s) {
   return token_bucket_ && !token_bucket_->try_take(now_s, tokens);
 }
 
-void ServicePath::arrive_at_hop(uint64_t id, Flight& f, double now_s) {
+void ServicePath::arrive_at_hop(Flight& f, double now_s) {
+  if (f.cancelled) {
+    leave_upstream(f);
+    return;
+  }
   if (static_cast<size_t>(f.hop) == stations_.size() - num_frontends_ + 1) {
     f.engine_arrival_s = now_s;
-    --upstream_;
+    leave_upstream(f);
+    f.where = Where::kEngine;
     RequestSpec at_engine = f.spec;
+    at_engine.id = f.key;
     at_engine.arrival_s = now_s;
     host_.deliver(at_engine, now_s);
     return;
   }
   // The rate limit sits at the first station a request meets: the gateway, else the API server.
   if (f.hop == 0 && rate_limited(f, now_s)) {
-    fail(id, f, FailureCause::kRateLimited, now_s);
+    leave_upstream(f);
+    reply_error(f, RequestOutcome::kRejected, FailureCause::kRateLimited, now_s);
     return;
+  }
+  if (f.hop == 0 && spec_.gateway && spec_.gateway_timeout_s > 0) {
+    loop_.schedule(now_s + spec_.gateway_timeout_s, EventKind::kDeadline, kGatewayDeadline, f.key);
   }
   const size_t station = hop_station(f);
   const StationSpec& s = *station_specs_[station];
@@ -114,12 +161,13 @@ void ServicePath::arrive_at_hop(uint64_t id, Flight& f, double now_s) {
       (s.request_s.sample(station_rngs_[station]) + s.per_prompt_token_s * f.spec.prompt_tokens) *
       variability(station);
   f.hop_arrival_s = now_s;
-  submit(station, StationJob{id, work_s, now_s}, /*droppable=*/true, f, now_s);
+  submit(station, StationJob{f.key, work_s, now_s}, &f, now_s);
 }
 
-void ServicePath::submit(size_t station, const StationJob& job, bool droppable, Flight& f,
-                         double now_s) {
-  switch (stations_[station].arrive(job, now_s, droppable)) {
+// An intake job (for `intake`) may be refused by a full queue; an output job (intake null) is
+// work the API server owes and is never refused.
+void ServicePath::submit(size_t station, const StationJob& job, Flight* intake, double now_s) {
+  switch (stations_[station].arrive(job, now_s, /*droppable=*/intake != nullptr)) {
     case Station::Arrival::kStarted:
       loop_.schedule(now_s + job.service_s, EventKind::kStationDone, static_cast<uint32_t>(station),
                      job.id);
@@ -127,9 +175,11 @@ void ServicePath::submit(size_t station, const StationJob& job, bool droppable, 
     case Station::Arrival::kQueued:
       break;
     case Station::Arrival::kRejected:
-      fail(job.id, f, FailureCause::kQueueFull, now_s);
-      break;
+      leave_upstream(*intake);
+      reply_error(*intake, RequestOutcome::kRejected, FailureCause::kQueueFull, now_s);
+      return;
   }
+  if (intake) ++intake->refs;
 }
 
 void ServicePath::station_done(uint32_t station, uint64_t job, double now_s) {
@@ -141,6 +191,7 @@ void ServicePath::station_done(uint32_t station, uint64_t job, double now_s) {
     return;
   }
   Flight& f = flights_.at(job);
+  --f.refs;
   const double spent_s = now_s - f.hop_arrival_s;
   if (station < first_frontend_) {
     f.segments.gateway_s += spent_s;
@@ -150,18 +201,101 @@ void ServicePath::station_done(uint32_t station, uint64_t job, double now_s) {
     f.segments.pre_model_s += spent_s;
   }
   ++f.hop;
-  arrive_at_hop(job, f, now_s);
+  arrive_at_hop(f, now_s);
+  settle(f);
 }
 
-void ServicePath::fail(uint64_t id, Flight& f, FailureCause cause, double now_s) {
+void ServicePath::leave_upstream(Flight& f) {
   --upstream_;
+  f.where = Where::kDone;
+}
+
+// The server answers the attempt with an error, which reaches the client one way later.
+void ServicePath::reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s) {
+  f.failed = true;
   RequestRecord r;
-  r.id = id;
+  r.id = f.key;
   r.prompt_tokens = f.spec.prompt_tokens;
-  r.status = RequestOutcome::kRejected;
+  r.status = status;
   r.cause = cause;
   f.engine = r;
-  loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToClient, id);
+  ++f.refs;
+  loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToClient, f.key);
+}
+
+void ServicePath::deadline(uint32_t kind, uint64_t key, double now_s) {
+  const auto it = flights_.find(key);
+  if (it == flights_.end()) return;  // the attempt is long over
+  Flight& f = it->second;
+  if (kind == kClientDeadline) {
+    if (!f.answered) client_gives_up(f, now_s);
+  } else if (kind == kGatewayDeadline) {
+    if (!f.failed && f.where != Where::kDone && f.tokens_received == 0) {
+      gateway_times_out(f, now_s);
+    }
+  } else {
+    // The client's disconnect reaches the server.
+    --f.refs;
+    if (f.where == Where::kEngine) {
+      f.where = Where::kDone;
+      host_.abort(f.key, now_s);
+    } else if (f.where == Where::kUpstream) {
+      f.cancelled = true;
+    }
+  }
+  settle(f);
+}
+
+// The client stops waiting: the attempt has timed out for it now, and the server learns of
+// the closed connection one way later.
+void ServicePath::client_gives_up(Flight& f, double now_s) {
+  const bool server_busy = f.where != Where::kDone;
+  f.failed = true;
+  RequestRecord r;
+  r.id = f.key;
+  r.prompt_tokens = f.spec.prompt_tokens;
+  r.status = RequestOutcome::kTimedOut;
+  r.cause = FailureCause::kTimedOut;
+  f.engine = r;
+  if (server_busy) {
+    ++f.refs;
+    loop_.schedule(now_s + f.one_way_s, EventKind::kDeadline, kDisconnect, f.key);
+  }
+  answer(f, now_s);
+}
+
+// 504 from the gateway: the engine (or the stage holding it) lets the attempt go.
+void ServicePath::gateway_times_out(Flight& f, double now_s) {
+  if (f.where == Where::kEngine) {
+    f.where = Where::kDone;
+    host_.abort(f.key, now_s);
+  } else {
+    f.cancelled = true;
+  }
+  reply_error(f, RequestOutcome::kTimedOut, FailureCause::kTimedOut, now_s);
+}
+
+// The client has the attempt's outcome: a success or a final failure goes to the host, a
+// failure the policy retries is sent again after its backoff.
+void ServicePath::answer(Flight& f, double now_s) {
+  f.answered = true;
+  RequestRecord record = client_record(f);
+  const RetrySpec& retry = spec_.client.retry;
+  if (record.status != RequestOutcome::kOk && f.attempt < retry.max_attempts &&
+      retry.retries(record.cause)) {
+    const uint64_t next = attempt_key(f.spec.id, f.attempt + 1);
+    backoff_.emplace(next, f.spec);
+    loop_.schedule(now_s + retry.backoff_s(f.attempt, retry_rng_), EventKind::kClientWake, 0, next);
+    return;
+  }
+  host_.complete(f.spec, record, now_s);
+}
+
+void ServicePath::retry_wake(uint64_t key, double now_s) {
+  const auto it = backoff_.find(key);
+  const RequestSpec request = std::move(it->second);
+  backoff_.erase(it);
+  send_attempt(request, key, static_cast<int>(key >> kAttemptShift) + 1, now_s);
 }
 
 void ServicePath::on_engine_token(uint64_t id) {
@@ -177,6 +311,7 @@ void ServicePath::on_engine_step_end(double now_s) {
     if (flights.empty()) continue;
     for (Flight* f : flights) {
       if (std::isnan(f->engine_first_token_s)) f->engine_first_token_s = now_s;
+      ++f->refs;
     }
     const size_t station = first_frontend_ + p;
     const double work_s = (fe.step_s.sample(station_rngs_[station]) +
@@ -186,7 +321,7 @@ void ServicePath::on_engine_step_end(double now_s) {
     std::vector<Flight*>& batch = batches_[job];
     batch.swap(flights);
     flights.clear();
-    submit(station, StationJob{job, work_s, now_s}, /*droppable=*/false, *batch.front(), now_s);
+    submit(station, StationJob{job, work_s, now_s}, /*intake=*/nullptr, now_s);
   }
 }
 
@@ -194,27 +329,37 @@ void ServicePath::output_done(uint64_t job, double now_s) {
   const auto it = batches_.find(job);
   for (Flight* flight : it->second) {
     Flight& f = *flight;
-    const double rx_s = now_s + f.one_way_s;
-    if (f.tokens_received++ == 0) {
-      f.first_rx_s = rx_s;
-    } else {
-      host_.client_gap(f.spec, rx_s - f.last_rx_s);
+    --f.refs;
+    if (!f.failed) {
+      const double rx_s = now_s + f.one_way_s;
+      if (f.tokens_received++ == 0) {
+        f.first_rx_s = rx_s;
+      } else {
+        host_.client_gap(f.spec, rx_s - f.last_rx_s);
+      }
+      f.last_rx_s = rx_s;
+      if (f.engine && f.tokens_received == f.engine->output_tokens) {
+        ++f.refs;
+        loop_.schedule(rx_s, EventKind::kNetworkDelivery, kToClient, f.key);
+      }
     }
-    f.last_rx_s = rx_s;
-    if (f.engine && f.tokens_received == f.engine->output_tokens) {
-      loop_.schedule(rx_s, EventKind::kNetworkDelivery, kToClient, f.spec.id);
-    }
+    settle(f);
   }
   batches_.erase(it);
 }
 
 void ServicePath::on_engine_left(const RequestRecord& engine, double now_s) {
   Flight& f = flights_.at(engine.id);
+  f.where = Where::kDone;
+  if (f.failed) return;  // its client has gone; the disconnect had not reached the engine
   f.engine = engine;
   if (engine.status != RequestOutcome::kOk) {
     // Refused by the engine (too long): the error goes straight back.
+    f.failed = true;
+    ++f.refs;
     loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToClient, engine.id);
   } else if (f.tokens_received == engine.output_tokens) {
+    ++f.refs;
     loop_.schedule(f.last_rx_s, EventKind::kNetworkDelivery, kToClient, engine.id);
   }
 }
@@ -223,8 +368,10 @@ void ServicePath::on_engine_left(const RequestRecord& engine, double now_s) {
 // reached it; the engine's times stay in first_scheduled_s and the segments.
 RequestRecord ServicePath::client_record(const Flight& f) const {
   RequestRecord r = *f.engine;
+  r.id = f.spec.id;
   r.arrival_s = f.spec.arrival_s;
   r.step_index = f.spec.step_index;
+  r.attempts = f.attempt;
   if (r.status != RequestOutcome::kOk) {
     r.first_scheduled_s = r.first_token_s = r.finish_s = RequestRecord::kNever;
     r.segments = RequestSegments{};

@@ -12,6 +12,17 @@
 // --api-server-count); each request is pinned to one of them (by id), so its chunks stay in
 // order. The gateway and the stages are multi-worker FIFO stations.
 //
+// Timeouts and retries (spec.client, spec.gateway_timeout_s): each send is an attempt with its
+// own id (the request's id plus the attempt number in bits 48..62). A client whose attempt's
+// last token has not arrived timeout_s after it sent it gives up; its disconnect reaches the
+// server one way later, which aborts the attempt in the engine (vLLM aborts a request whose
+// client disconnects: its KV blocks are freed) or drops it at its next hop upstream. The
+// gateway answers 504 when an attempt's first token has not left the API server timeout_s
+// after the attempt reached the gateway, and aborts it. A failed attempt whose cause the retry
+// policy names is sent again after a capped exponential backoff; the host sees only the final
+// outcome of each request (its record carries the attempts), so a closed-loop client retries
+// within its cycle and an open loop's retries are extra arrivals.
+//
 // Seams: the run's driver implements ServicePathHost (deliver to the engine, report the
 // client-side record) and forwards the path's events (kNetworkDelivery, kStationDone) and
 // the engine's tokens, step ends and finished requests. Determinism: every draw comes from
@@ -39,8 +50,10 @@ class ServicePathHost {
   virtual ~ServicePathHost() = default;
   // The request reaches the engine at now_s (its arrival_s is the client's send time).
   virtual void deliver(const RequestSpec& request, double now_s) = 0;
-  // The client has the whole answer, or the error, at now_s: the record is final.
+  // The client has the whole answer, or has given up, at now_s: the record is final.
   virtual void complete(const RequestSpec& request, const RequestRecord& record, double now_s) = 0;
+  // The client of attempt `id` (the id deliver() was given) went away: abort it in the engine.
+  virtual void abort(uint64_t id, double now_s) = 0;
   // The client received a token `gap_s` seconds after the request's previous one.
   virtual void client_gap(const RequestSpec& request, double gap_s) = 0;
 };
@@ -56,7 +69,8 @@ class ServicePath {
   void send(const RequestSpec& request, double now_s);
   // The events the path schedules.
   static bool owns(EventKind kind) {
-    return kind == EventKind::kNetworkDelivery || kind == EventKind::kStationDone;
+    return kind == EventKind::kNetworkDelivery || kind == EventKind::kStationDone ||
+           kind == EventKind::kDeadline || kind == EventKind::kClientWake;
   }
   void handle(const Event& event, double now_s);
 
@@ -68,15 +82,27 @@ class ServicePath {
   void on_engine_left(const RequestRecord& engine, double now_s);
 
   size_t in_flight() const { return flights_.size(); }
-  // Requests sent that have neither reached the engine nor been refused on the way.
-  size_t upstream() const { return upstream_; }
+  // Requests sent that have neither reached the engine nor been refused on the way, and
+  // retries waiting out their backoff.
+  size_t upstream() const { return upstream_ + backoff_.size(); }
   // Every station's books up to now_s: gateway, API server processes, stages.
   std::vector<StationStats> station_stats(double now_s) const;
 
  private:
-  // A request between the client's send and the client's last byte.
+  // Where an attempt is on the server's side.
+  enum class Where : uint8_t { kUpstream, kEngine, kDone };
+  // One attempt, from the client's send until its answer (or the client's giving up) and every
+  // event and output job that refers to it are done.
   struct Flight {
-    RequestSpec spec;
+    RequestSpec spec;   // as the client sent it: the request's own id and first send time
+    uint64_t key = 0;   // the attempt's id (flights_, stations, the engine)
+    int attempt = 1;    // 1 = the first send
+    double sent_s = 0;  // when this attempt was sent, seconds
+    int refs = 0;       // pending events and jobs that refer to it
+    Where where = Where::kUpstream;
+    bool failed = false;       // the attempt failed: its tokens are dropped, nothing is streamed
+    bool cancelled = false;    // the server gave up on it upstream: dropped at its next hop
+    bool answered = false;     // the client has its outcome
     double one_way_s = 0;      // network delay each way, seconds
     double hop_arrival_s = 0;  // when it reached its current station, seconds
     int hop = 0;               // intake hops passed: gateway, frontend, stages
@@ -89,16 +115,26 @@ class ServicePath {
     std::optional<RequestRecord> engine;  // once the engine is done with it
   };
   enum Hop : uint32_t { kToServer = 0, kToClient = 1 };
+  enum DeadlineKind : uint32_t { kClientDeadline = 0, kGatewayDeadline = 1, kDisconnect = 2 };
+
+  void send_attempt(const RequestSpec& request, uint64_t key, int attempt, double now_s);
+  void deadline(uint32_t kind, uint64_t key, double now_s);
+  void client_gives_up(Flight& f, double now_s);
+  void gateway_times_out(Flight& f, double now_s);
+  void leave_upstream(Flight& f);
+  void reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s);
+  void answer(Flight& f, double now_s);
+  void retry_wake(uint64_t key, double now_s);
+  void settle(Flight& f);
 
   double variability(size_t station);
-  void arrive_at_hop(uint64_t id, Flight& f, double now_s);
-  void submit(size_t station, const StationJob& job, bool droppable, Flight& f, double now_s);
+  void arrive_at_hop(Flight& f, double now_s);
+  void submit(size_t station, const StationJob& job, Flight* intake, double now_s);
   void station_done(uint32_t station, uint64_t job, double now_s);
   void output_done(uint64_t job, double now_s);
-  void fail(uint64_t id, Flight& f, FailureCause cause, double now_s);
   bool rate_limited(const Flight& f, double now_s);
   size_t hop_station(const Flight& f) const;
-  size_t frontend_station(uint64_t id) const;
+  size_t frontend_station(uint64_t key) const;
   RequestRecord client_record(const Flight& f) const;
 
   ServiceSpec spec_;
@@ -120,6 +156,8 @@ class ServicePath {
   std::unordered_map<uint64_t, std::vector<Flight*>> batches_;
   uint64_t next_batch_ = 0;
   size_t upstream_ = 0;
+  Rng retry_rng_;                                      // backoff jitter
+  std::unordered_map<uint64_t, RequestSpec> backoff_;  // retries waiting, by attempt id
 };
 
 }  // namespace servesim

@@ -93,6 +93,7 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
     StationSpec gateway;
     gateway.name = "gateway";
     read_station_keys(g, gateway, base_dir);
+    spec.gateway_timeout_s = non_negative(g, "timeout_s");
     if (g.has("rate_limit")) {
       JsonObjectReader l(g.raw("rate_limit"), path + ".gateway.rate_limit");
       spec.rate_limit = read_rate_limit(l);
@@ -110,6 +111,8 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
   } else {
     r.raw("frontend");
   }
+  const nlohmann::json& client = r.raw("client");
+  if (!client.is_null()) spec.client = ClientSpec::from_json(client, path + ".client");
   const nlohmann::json& stages = r.raw("stages");
   if (!stages.is_null()) {
     if (!stages.is_array()) r.fail("stages", "must be a list of stations");

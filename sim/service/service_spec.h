@@ -6,7 +6,8 @@
 // every default; docs/config-reference.md lists the keys.
 //
 //   "service": "none"            the engine alone, as an in-process benchmark measures it
-//   "service": {"network": {...}, "gateway": {...}, "frontend": {...}, "stages": [...]}
+//   "service": {"network": {...}, "gateway": {...}, "frontend": {...}, "stages": [...],
+//               "client": {...}}   (client: timeout and retries, see client_spec.h)
 //
 // A station's service time for a job is (base + per-token terms) × a variability factor
 // (lognormal with mean 1 and the given coefficient of variation): CPU work varies, and a
@@ -21,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/service/client_spec.h"
 #include "sim/workload/distribution.h"
 
 namespace servesim {
@@ -52,6 +54,10 @@ struct ServiceSpec {
   Distribution rtt_s = Distribution::fixed(0.0);  // client <-> server round trip, seconds
   std::optional<StationSpec> gateway;
   std::optional<RateLimitSpec> rate_limit;  // at the gateway (or the frontend without one)
+  // Seconds from a request's arrival at the gateway until its first token must have left the
+  // API server, else the gateway answers 504 (timed_out); 0 = no gateway timeout.
+  double gateway_timeout_s = 0;
+  ClientSpec client;  // the clients' timeout and retries ("service.client")
   FrontendSpec frontend;
   std::vector<StationSpec> stages;  // pre-model stages, in order
 

@@ -29,6 +29,12 @@ void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& list
   }
 }
 
+bool Replica::abort(uint64_t id) {
+  if (!scheduler_.abort(id)) return false;
+  ledger_.forget(id);
+  return true;
+}
+
 std::optional<double> Replica::begin_step(double now_s) {
   if (busy_ || !scheduler_.has_unfinished()) return std::nullopt;
   const SchedulerOutput& out = scheduler_.schedule();
@@ -60,6 +66,11 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
   for (const ScheduledSequence& s : out.sequences) {
     if (!s.samples) continue;
     const RequestLedger::TokenTime t = ledger_.on_token(s.request_id, now_s);
+    if (!t.spec) {
+      // Aborted during the step: update() consumes and ignores its token.
+      result_.sampled_token_ids.push_back(0);
+      continue;
+    }
     const uint64_t position = static_cast<uint64_t>(s.num_computed_tokens + s.num_new_tokens);
     result_.sampled_token_ids.push_back(
         synthetic_stream_token(t.spec->session, position, options_.vocab_size));

@@ -57,6 +57,11 @@ class Replica {
   // through the listener at once.
   void admit(const RequestSpec& request, double now_s, ReplicaListener& listener);
 
+  // Aborts request `id` as vLLM does when its client disconnects (the scheduler frees its KV
+  // blocks and drops it; nothing is reported). False when the request is not here. Safe
+  // during a step: the step's token for it is dropped at end_step().
+  bool abort(uint64_t id);
+
   // When idle with work to do, schedules the next step and returns its duration in seconds;
   // nullopt when there is nothing to run (or a static batch is still gathering).
   std::optional<double> begin_step(double now_s);

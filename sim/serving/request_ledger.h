@@ -54,6 +54,10 @@ class RequestLedger {
   // was not in flight.
   std::optional<Left> leave(const FinishedRequest& done, double now_s);
 
+  // The request was aborted (its client went away): forgotten without a record. Later
+  // on_token() and leave() calls for it find nothing.
+  void forget(uint64_t id) { in_flight_.erase(id); }
+
   int64_t outstanding() const { return static_cast<int64_t>(in_flight_.size()); }
 
  private:
