@@ -39,7 +39,8 @@ ResultWriter::ResultWriter(const std::string& out_dir)
   requests_.stream() << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
                         "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
                         "ttft_s,tpot_s,e2e_s,step_index,cause,network_s,gateway_s,frontend_s,"
-                        "pre_model_s,engine_queue_s,prefill_s,decode_s,stream_s\n";
+                        "pre_model_s,engine_queue_s,prefill_s,decode_s,stream_s,attempts,"
+                        "retry_s\n";
   samples_.stream() << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
 }
 
@@ -74,7 +75,8 @@ void ResultWriter::on_request_done(const RequestRecord& r) {
                     Segment::kEngineQueue, Segment::kPrefill, Segment::kDecode, Segment::kStream}) {
     requests_.stream() << ',' << (ok ? num(segment_s(r.segments, s)) : std::string());
   }
-  requests_.stream() << '\n';
+  requests_.stream() << ',' << r.attempts << ',' << (ok ? num(r.segments.retry_s) : std::string())
+                     << '\n';
 }
 
 void ResultWriter::on_sample(const TimeSample& s) {
@@ -91,6 +93,9 @@ nlohmann::json summary_json(const MetricsSummary& m) {
           {"input_tokens", m.input_tokens},
           {"output_tokens", m.output_tokens},
           {"preemptions", m.preemptions},
+          {"retries", m.retries},
+          {"retried_requests", m.retried_requests},
+          {"retried_succeeded", m.retried_succeeded},
           {"duration_s", number(m.duration_s)},
           {"request_throughput_per_s", number(m.request_throughput)},
           {"input_tokens_per_s", number(m.input_throughput)},
@@ -176,6 +181,12 @@ void print_summary(std::FILE* out, const MetricsSummary& m, std::string_view clo
     std::fprintf(out, ", $%.3f per 1M output tokens", m.cost_per_million_output_tokens);
   }
   std::fprintf(out, "\n");
+  if (m.retries > 0) {
+    std::fprintf(out, "  retries: %llu, %llu requests retried, %llu of them completed\n",
+                 static_cast<unsigned long long>(m.retries),
+                 static_cast<unsigned long long>(m.retried_requests),
+                 static_cast<unsigned long long>(m.retried_succeeded));
+  }
   if (m.time.has_service()) print_time_breakdown(out, m.time);
 }
 
