@@ -1,5 +1,7 @@
 #include "serve/loadtest/loadtest_report.h"
 
+#include "sim/metrics/step_table.h"
+
 namespace servesim {
 namespace {
 
@@ -75,15 +77,7 @@ void print_loadtest_notes(std::FILE* out, const LoadtestResult& r, const Knee& k
                  "(does the server honour ignore_eos / min_tokens?)\n",
                  static_cast<unsigned long long>(r.output_mismatch));
   }
-  if (!step_clients.empty()) {
-    if (knee.step >= 0) {
-      std::fprintf(out, "  knee: step %d (%d clients): %s\n", knee.step + 1,
-                   step_clients.at(static_cast<size_t>(knee.step)), knee.reason.c_str());
-    } else {
-      std::fprintf(out,
-                   "  knee: none; every step measured met the SLOs and the error-rate limit\n");
-    }
-  }
+  if (!step_clients.empty()) print_knee(out, knee, step_clients);
   std::fprintf(out, "  client: %s\n", r.client.verdict.c_str());
   if (r.partial) {
     std::fprintf(

@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "models/config_error.h"
+#include "sim/metrics/knee.h"
 
 namespace servesim {
 namespace {
@@ -122,6 +123,10 @@ nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
   for (size_t i = 0; i < by_step.size(); ++i) {
     nlohmann::json s = summary_json(by_step[i]);
     s["clients"] = clients[i];
+    nlohmann::json unstable = nlohmann::json::array();
+    for (int percent : unstable_percentiles(by_step[i]))
+      unstable.push_back("p" + std::to_string(percent));
+    s["unstable_percentiles"] = unstable;
     steps.push_back(s);
   }
   return steps;

@@ -56,7 +56,9 @@ class ResultWriter final : public Observer {
 nlohmann::json summary_json(const MetricsSummary& summary);
 
 // summary.json's "steps" of a stepped-concurrency workload: each step's summary with its
-// "clients". REQUIRES: clients has an entry per summary. Empty array for other workloads.
+// "clients" and "unstable_percentiles" (e.g. ["p95", "p99"]: too few samples for them, see
+// sim/metrics/knee.h; empty when the step was long enough). REQUIRES: clients has an entry
+// per summary. Empty array for other workloads.
 nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
                           const std::vector<int>& clients);
 

@@ -1,0 +1,130 @@
+#include "sim/run/run_setup.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <optional>
+
+#include "models/json_file.h"
+
+namespace servesim {
+namespace {
+
+std::string weights_dtype(const SimulationConfig& c) {
+  return std::string(dtype_name(c.engine.dtype.value_or(c.model.native_dtype)));
+}
+
+std::string kv_dtype(const EngineConfig& e) {
+  return e.kv_cache_dtype ? std::string(dtype_name(*e.kv_cache_dtype)) : "auto";
+}
+
+template <typename T>
+nlohmann::json optional_json(const std::optional<T>& v) {
+  return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
+// Every flag the run was served with, as resolved: what `vllm serve` would be given.
+nlohmann::json engine_json(const Simulation& sim) {
+  const SimulationConfig& c = sim.config();
+  const EngineConfig& e = sim.memory_plan().engine;
+  const SchedulerConfig& sc = sim.scheduler_config();
+  return {{"mirrors", kMirroredEngine},
+          {"gpu_memory_utilization", e.gpu_memory_utilization},
+          {"max_model_len", sc.max_model_len},
+          {"max_num_seqs", sc.max_num_seqs},
+          {"max_num_batched_tokens", sc.max_num_batched_tokens},
+          {"block_size", e.block_size},
+          {"dtype", weights_dtype(c)},
+          {"kv_cache_dtype", kv_dtype(e)},
+          {"enable_prefix_caching", e.enable_prefix_caching},
+          {"enable_chunked_prefill", e.enable_chunked_prefill},
+          {"non_torch_memory_bytes", optional_json(e.non_torch_memory_bytes)},
+          {"cuda_graph_memory_bytes", e.cuda_graph_memory_bytes},
+          {"kv_cache_memory_bytes", optional_json(e.kv_cache_memory_bytes)},
+          {"num_gpu_blocks_override", optional_json(e.num_gpu_blocks_override)},
+          {"allow_long_max_model_len", e.allow_long_max_model_len},
+          {"batching", std::string(scheduling_policy_name(c.batching))},
+          {"queue_order", std::string(queue_order_name(c.queue_order))},
+          {"long_prefill_token_threshold", c.long_prefill_token_threshold},
+          {"static_batch_size", c.static_batch_size},
+          {"static_batch_timeout_s", c.static_batch_timeout_s},
+          {"router", std::string(router_policy_name(c.router))},
+          {"kv_cache_tokens", sim.memory_plan().kv_cache_tokens}};
+}
+
+nlohmann::json cost_model_json(const SimulationConfig& c) {
+  if (!c.profile) return {{"type", "roofline"}};
+  return {{"type", "calibrated"},
+          {"profiled_model", c.profile->model},
+          {"device", c.profile->device},
+          {"backend", c.profile->backend}};
+}
+
+// The scenario's block `key` as given; a workload file is read in (its path kept beside it).
+nlohmann::json block(const RunSetup& setup, const char* key) {
+  const nlohmann::json& j = setup.scenario_json;
+  if (!j.is_object() || !j.contains(key)) return nullptr;
+  const nlohmann::json& value = j.at(key);
+  if (std::string(key) != "workload" || !value.is_string()) return value;
+  std::filesystem::path path = value.get<std::string>();
+  if (path.is_relative()) path = std::filesystem::path(setup.base_dir) / path;
+  nlohmann::json workload = load_json_file(path.string());
+  workload["file"] = value;
+  return workload;
+}
+
+std::string service_text(const ServiceSpec& s) {
+  if (!s.enabled) return "none";
+  std::string text = "network";
+  if (s.gateway) text += " + gateway";
+  text += " + frontend";
+  if (!s.stages.empty()) text += " + " + std::to_string(s.stages.size()) + " stages";
+  if (s.rate_limit) text += ", rate-limited";
+  return text;
+}
+
+}  // namespace
+
+nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
+  const SimulationConfig& c = sim.config();
+  const MemoryPlan& plan = sim.memory_plan();
+  return {{"servesim_version", setup.servesim_version},
+          {"git_revision", setup.git_revision},
+          {"scenario", setup.scenario},
+          {"model",
+           {{"name", c.model.name},
+            {"dtype", weights_dtype(c)},
+            {"kv_cache_dtype", kv_dtype(plan.engine)},
+            {"params_total", plan.params_total},
+            {"params_active", plan.params_active}}},
+          {"gpu", {{"name", c.gpu.name}, {"memory_total_bytes", c.gpu.memory_total_bytes}}},
+          {"parallel",
+           {{"tensor_parallel_size", c.parallel.tp},
+            {"pipeline_parallel_size", c.parallel.pp},
+            {"data_parallel_size", c.parallel.dp},
+            {"gpus", c.parallel.total_gpus()}}},
+          {"engine", engine_json(sim)},
+          {"cost_model", cost_model_json(c)},
+          {"service", c.service.enabled ? block(setup, "service") : nlohmann::json("none")},
+          {"workload", block(setup, "workload")},
+          {"slo", block(setup, "slo")},
+          {"metrics", block(setup, "metrics")},
+          {"max_error_rate", setup.max_error_rate},
+          {"seed", c.seed}};
+}
+
+std::string setup_line(const Simulation& sim, const RunSetup& setup) {
+  const SimulationConfig& c = sim.config();
+  char text[512];
+  std::snprintf(text, sizeof text,
+                "%s: %s (%s) on %d x %s (TP %d, PP %d, DP %d), %s engine, %s batching, service "
+                "%s, seed %llu, servesim %s",
+                setup.scenario.c_str(), c.model.name.c_str(), weights_dtype(c).c_str(),
+                c.parallel.total_gpus(), c.gpu.name.c_str(), c.parallel.tp, c.parallel.pp,
+                c.parallel.dp, kMirroredEngine,
+                std::string(scheduling_policy_name(c.batching)).c_str(),
+                service_text(c.service).c_str(), static_cast<unsigned long long>(c.seed),
+                setup.servesim_version.c_str());
+  return text;
+}
+
+}  // namespace servesim

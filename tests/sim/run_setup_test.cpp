@@ -1,0 +1,98 @@
+// summary.json's "setup" record and the table's one-line header: every key two runs are
+// compared by, resolved engine flags, the scenario's blocks as given, a workload file read in.
+#include "sim/run/run_setup.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "models/catalog.h"
+#include "models/config_error.h"
+#include "sim/run/scenario.h"
+
+namespace servesim {
+namespace {
+
+nlohmann::json scenario_json() {
+  return nlohmann::json::parse(R"({
+    "name": "setup-test",
+    "model": "Llama-2-7B",
+    "gpu": "A100-80GB",
+    "engine": {"max_model_len": 4096, "max_num_seqs": 64},
+    "workload": {"arrival": {"type": "stepped", "steps": [1, 2], "step_duration_s": 10},
+                 "prompt_tokens": 256, "output_tokens": 32},
+    "slo": {"ttft_s": 0.5},
+    "metrics": {"step_warmup_s": 2},
+    "seed": 7
+  })");
+}
+
+RunSetup setup_for(const nlohmann::json& j, const std::string& base_dir = "") {
+  return RunSetup{"setup-test", j, base_dir, "0.1.0", "abc1234", 0.05};
+}
+
+TEST(RunSetup, RecordsEverythingTwoRunsAreComparedBy) {
+  const nlohmann::json j = scenario_json();
+  const Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+  const nlohmann::json s = setup_json(sim, setup_for(j));
+  for (const char* key :
+       {"servesim_version", "git_revision", "scenario", "model", "gpu", "parallel", "engine",
+        "cost_model", "service", "workload", "slo", "metrics", "max_error_rate", "seed"}) {
+    EXPECT_TRUE(s.contains(key)) << key;
+  }
+  EXPECT_EQ(s["servesim_version"], "0.1.0");
+  EXPECT_EQ(s["model"]["name"], "Llama-2-7B");
+  EXPECT_EQ(s["model"]["dtype"], "bf16");
+  EXPECT_EQ(s["gpu"]["name"], sim.config().gpu.name);
+  EXPECT_EQ(s["parallel"]["tensor_parallel_size"], 1);
+  EXPECT_EQ(s["parallel"]["gpus"], 1);
+  EXPECT_EQ(s["engine"]["mirrors"], "vLLM V1");
+  EXPECT_EQ(s["engine"]["max_num_seqs"], 64);
+  // Flags the scenario left unset are recorded as resolved, not as absent.
+  EXPECT_EQ(s["engine"]["max_num_batched_tokens"], sim.scheduler_config().max_num_batched_tokens);
+  EXPECT_GT(s["engine"]["max_num_batched_tokens"].get<int>(), 0);
+  EXPECT_EQ(s["engine"]["enable_prefix_caching"], true);
+  EXPECT_EQ(s["engine"]["batching"], "continuous");
+  EXPECT_EQ(s["service"], "none");
+  EXPECT_EQ(s["workload"], j["workload"]);
+  EXPECT_EQ(s["slo"], j["slo"]);
+  EXPECT_EQ(s["metrics"]["step_warmup_s"], 2);
+  EXPECT_EQ(s["max_error_rate"], 0.05);
+  EXPECT_EQ(s["seed"], 7);
+}
+
+TEST(RunSetup, AServiceBlockIsRecordedAsGiven) {
+  nlohmann::json j = scenario_json();
+  j["service"] = {{"network", {{"rtt_s", 0.02}}}};
+  const Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(setup_json(sim, setup_for(j))["service"], j["service"]);
+  EXPECT_NE(setup_line(sim, setup_for(j)).find("service network + frontend"), std::string::npos);
+}
+
+TEST(RunSetup, AWorkloadFileIsReadIn) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "servesim_run_setup";
+  std::filesystem::create_directories(dir);
+  const nlohmann::json workload = scenario_json()["workload"];
+  std::ofstream(dir / "w.json") << workload.dump();
+  nlohmann::json j = scenario_json();
+  j["workload"] = "w.json";
+  const Simulation sim(parse_scenario(j, dir.string(), "test", Catalog()).config);
+  const nlohmann::json s = setup_json(sim, setup_for(j, dir.string()));
+  EXPECT_EQ(s["workload"]["file"], "w.json");
+  EXPECT_EQ(s["workload"]["arrival"], workload["arrival"]);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunSetup, OneLineHeader) {
+  const nlohmann::json j = scenario_json();
+  const Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+  const std::string line = setup_line(sim, setup_for(j));
+  EXPECT_EQ(line.find('\n'), std::string::npos);
+  EXPECT_EQ(line, "setup-test: Llama-2-7B (bf16) on 1 x " + sim.config().gpu.name +
+                      " (TP 1, PP 1, DP 1), vLLM V1 engine, continuous batching, service none, "
+                      "seed 7, servesim 0.1.0");
+}
+
+}  // namespace
+}  // namespace servesim
