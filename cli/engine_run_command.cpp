@@ -10,6 +10,7 @@
 #include "calibration/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
+#include "sim/metrics/diagnosis.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/run/scenario.h"
 
@@ -117,6 +118,8 @@ int run_engine_run(const EngineRunOptions& o) {
     j["steps"] = steps;
   }
   j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
+  const std::vector<Finding> why = diagnose({result.summary, {result.engine}, {}, result.wall_s});
+  j["diagnosis"] = diagnosis_json(why);
 
   if (!o.out_dir.empty()) {
     observer.commit();
@@ -137,6 +140,7 @@ int run_engine_run(const EngineRunOptions& o) {
       static_cast<long long>(kv_tokens), static_cast<long long>(sc.num_gpu_blocks), kv_mib,
       sc.max_num_seqs, sc.max_num_batched_tokens, sc.max_model_len);
   print_summary(stdout, result.summary, "wall clock");
+  print_diagnosis(stdout, why);
   for (size_t i = 0; i < result.by_step.size(); ++i) {
     std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
     print_summary(stdout, result.by_step[i], "wall clock");

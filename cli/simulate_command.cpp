@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/interrupt_flag.h"
+#include "sim/metrics/diagnosis.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/run/scenario.h"
 
@@ -130,6 +131,9 @@ int run_simulate(const SimulateOptions& options) {
     for (const StationStats& s : result.stations) stations.push_back(station_json(s));
     j["service"] = {{"stations", stations}};
   }
+  const std::vector<Finding> why =
+      diagnose({result.summary, result.replicas, result.stations, result.simulated_s});
+  j["diagnosis"] = diagnosis_json(why);
 
   if (!options.out_dir.empty()) {
     // Last and atomic: a summary.json under its name means the folder is whole ("stopped"
@@ -163,6 +167,7 @@ int run_simulate(const SimulateOptions& options) {
   }
   print_summary(stdout, result.summary, "simulated");
   print_stations(stdout, result.stations);
+  print_diagnosis(stdout, why);
   for (size_t i = 0; i < result.by_step.size(); ++i) {
     std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
     print_summary(stdout, result.by_step[i], "simulated");
