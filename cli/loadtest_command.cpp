@@ -20,6 +20,7 @@
 #include "serve/loadtest/loadtest_report.h"
 #include "sim/core/csv_line.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/metrics/step_table.h"
 #include "sim/run/scenario.h"
 
 namespace servesim {
@@ -122,12 +123,12 @@ void print_report(const Scenario& scenario, const std::string& url, const Loadte
               scenario.name.c_str(), r.stop_reason.c_str(), url.c_str(), r.model.c_str(),
               static_cast<unsigned long long>(r.sent), r.max_connections);
   print_summary(stdout, r.summary, "wall clock");
-  const std::vector<int>& clients = scenario.config.workload.steps;
-  for (size_t i = 0; i < r.by_step.size(); ++i) {
-    std::printf("\n step %zu: %d clients\n", i + 1, clients[i]);
-    print_summary(stdout, r.by_step[i], "wall clock");
+  const SimulationConfig& c = scenario.config;
+  if (!r.by_step.empty()) {
+    print_step_table(stdout, r.by_step,
+                     {c.workload.steps, c.workload.step_duration_s, c.step_warmup_s});
   }
-  print_loadtest_notes(stdout, r, knee, clients);
+  print_loadtest_notes(stdout, r, knee, c.workload.steps);
 }
 
 }  // namespace

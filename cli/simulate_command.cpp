@@ -9,9 +9,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "calibration/build_info.h"
 #include "cli/interrupt_flag.h"
+#include "models/config_error.h"
+#include "models/json_file.h"
 #include "sim/metrics/diagnosis.h"
+#include "sim/metrics/knee.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/metrics/step_table.h"
+#include "sim/run/run_setup.h"
 #include "sim/run/scenario.h"
 
 namespace servesim {
@@ -77,14 +83,28 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
   cmd->add_option("--out", options.out_dir,
                   "Write requests.csv, timeseries.csv and summary.json into this directory");
   cmd->add_flag("--json", options.json, "Print the summary as JSON");
+  cmd->add_option("--max-error-rate", options.max_error_rate,
+                  "Error rate above which a step of a stepped workload counts as broken, for the "
+                  "knee")
+      ->capture_default_str();
   return cmd;
 }
 
 int run_simulate(const SimulateOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   if (options.seed) overrides.push_back("seed=" + std::to_string(*options.seed));
+  if (!(options.max_error_rate >= 0 && options.max_error_rate <= 1)) {
+    throw ConfigError("--max-error-rate must be in [0, 1]");
+  }
   Catalog catalog;
   const Scenario scenario = load_scenario(options.scenario, overrides, catalog);
+  RunSetup setup{scenario.name,
+                 load_json_file(options.scenario),
+                 std::filesystem::path(options.scenario).parent_path().string(),
+                 servesim_version(),
+                 servesim_git_revision(),
+                 options.max_error_rate};
+  apply_overrides(setup.scenario_json, overrides);
   Simulation simulation(scenario.config);
   CliObserver observer(options.out_dir, isatty(STDERR_FILENO) == 1);
   const SimulationResult result = simulation.run(observer);
@@ -95,6 +115,7 @@ int run_simulate(const SimulateOptions& options) {
   const SchedulerConfig& sc = simulation.scheduler_config();
   nlohmann::json j;
   j["scenario"] = scenario.name;
+  j["setup"] = setup_json(simulation, setup);
   j["model"] = c.model.name;
   j["gpu"] = c.gpu.name;
   j["tensor_parallel_size"] = c.parallel.tp;
@@ -120,8 +141,10 @@ int run_simulate(const SimulateOptions& options) {
     j["cost_model"] = {{"type", "roofline"}};
   }
   j["summary"] = summary_json(result.summary);
+  const Knee knee = find_knee(result.by_step, c.metrics.slo, options.max_error_rate);
   if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {
     j["steps"] = steps;
+    j["knee"] = knee_json(knee, c.workload.steps);
   }
   nlohmann::json replicas = nlohmann::json::array();
   for (const ReplicaSummary& r : result.replicas) replicas.push_back(replica_json(r));
@@ -151,10 +174,7 @@ int run_simulate(const SimulateOptions& options) {
     std::cout << j.dump(2) << "\n";
     return status;
   }
-  std::printf("%s: %s on %d x %s (TP %d, PP %d, DP %d), %s batching\n", scenario.name.c_str(),
-              c.model.name.c_str(), c.parallel.total_gpus(), c.gpu.name.c_str(), c.parallel.tp,
-              c.parallel.pp, c.parallel.dp,
-              std::string(scheduling_policy_name(c.batching)).c_str());
+  std::printf("%s\n", setup_line(simulation, setup).c_str());
   std::printf(
       "  KV cache %lld tokens per replica; max_num_seqs %d, max_num_batched_tokens %d, "
       "max_model_len %d\n",
@@ -168,9 +188,10 @@ int run_simulate(const SimulateOptions& options) {
   print_summary(stdout, result.summary, "simulated");
   print_stations(stdout, result.stations);
   print_diagnosis(stdout, why);
-  for (size_t i = 0; i < result.by_step.size(); ++i) {
-    std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
-    print_summary(stdout, result.by_step[i], "simulated");
+  if (!result.by_step.empty()) {
+    print_step_table(stdout, result.by_step,
+                     {c.workload.steps, c.workload.step_duration_s, c.step_warmup_s});
+    print_knee(stdout, knee, c.workload.steps);
   }
   std::printf("  fingerprint %s (%llu events)%s\n", result.fingerprint.c_str(),
               static_cast<unsigned long long>(result.events),

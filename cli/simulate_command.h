@@ -1,6 +1,8 @@
-// `servesim simulate SCENARIO.json [--set path=value ...] [--seed N] [--out DIR] [--json]`:
+// `servesim simulate SCENARIO.json [--set path=value ...] [--seed N] [--out DIR] [--json]
+// [--max-error-rate F]`:
 // runs one scenario and prints what users would see (a table, or JSON), optionally writing
-// per-request and time-series CSVs and summary.json into --out. A progress bar goes to stderr
+// per-request and time-series CSVs and summary.json into --out. A stepped workload gets a
+// per-step table and its knee (sim/metrics/step_table.h). A progress bar goes to stderr
 // when stderr is a terminal. Not thread-safe (CLI process).
 #pragma once
 
@@ -17,6 +19,7 @@ struct SimulateOptions {
   std::optional<uint64_t> seed;
   std::string out_dir;
   bool json = false;
+  double max_error_rate = 0.01;  // fraction; a stepped run's step failing more is its knee
 };
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options);

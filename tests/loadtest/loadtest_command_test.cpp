@@ -58,7 +58,7 @@ TEST(LoadtestCommand, WritesSimulatesFilesAndItsOwn) {
   const fs::path sim = fresh_dir("sim");
   const auto r = run_servesim("loadtest " + server.url() + kShort + " --out " + out.string());
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("step 2: 2 clients"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("per step: 2 steps of"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("knee:"), std::string::npos);
   EXPECT_NE(r.out.find("client: the load generator"), std::string::npos);
   ASSERT_EQ(run_servesim("simulate " + kScenario + " --out " + sim.string()).exit_code, 0);
