@@ -222,8 +222,8 @@ void long_prefill_rule(const Context& c, std::vector<Finding>& out) {
   }
   const double prompt = static_cast<double>(m.input_tokens) / static_cast<double>(m.completed);
   out.push_back({"long_prefill",
-                 text("the first token waits on long prefills: prefill is %.0f%% of the mean "
-                      "TTFT (%.1f of %.1f ms) for prompts of %.0f tokens on average",
+                 text("the first token waits on the prefill: it is %.0f%% of the mean TTFT (%.1f "
+                      "of %.1f ms) at %.0f prompt tokens on average",
                       100 * p.share_of_ttft, p.mean_s * 1e3, m.ttft.mean_s * 1e3, prompt),
                  {{segment_metric(Segment::kPrefill, "share_of_ttft"), p.share_of_ttft},
                   {segment_metric(Segment::kPrefill, "mean_ms"), p.mean_s * 1e3},

@@ -21,8 +21,9 @@
 //                     request recomputes its whole context, so one in a hundred already costs.
 //  engine_queueing    the engine queue is >= 50% of the mean TTFT: most of the wait for the
 //                     first token is in front of the engine, not in the model.
-//  long_prefill       the prefill is >= 50% of the mean TTFT and that TTFT >= 250 ms: the first
-//                     token is slow because prompts are long (about where a pause is felt).
+//  long_prefill       the prefill is >= 50% of the mean TTFT and that TTFT >= 250 ms (about
+//                     where a pause is felt): the first token is slow because the prefill is,
+//                     long prompts or a slow device; cites the mean prompt length.
 //  ttft_tail          TTFT p99 >= 3 x p50. A healthy run's TTFT varies with the step a request
 //                     lands in and its prompt (p99/p50 under 2); three times the median means
 //                     something intermittent — a burst queueing, a preemption, a long prefill

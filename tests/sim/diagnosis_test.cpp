@@ -211,8 +211,8 @@ TEST(Diagnosis, LongPrefillNeedsHalfTheTtftAndAQuarterSecond) {
   const std::optional<Finding> p = finding(diagnose(f), "long_prefill");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->text,
-            "the first token waits on long prefills: prefill is 50% of the mean TTFT (125.0 of "
-            "250.0 ms) for prompts of 512 tokens on average");
+            "the first token waits on the prefill: it is 50% of the mean TTFT (125.0 of 250.0 "
+            "ms) at 512 prompt tokens on average");
   seg(f, Segment::kPrefill).share_of_ttft = 0.49;
   EXPECT_FALSE(finding(diagnose(f), "long_prefill"));
   seg(f, Segment::kPrefill).share_of_ttft = 0.5;
