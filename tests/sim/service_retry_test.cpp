@@ -254,6 +254,62 @@ TEST(ServiceRetry, SameSeedSameFingerprintWithRetriesAndJitter) {
   EXPECT_NE(run(config_of(other), c_records).fingerprint, a.fingerprint);
 }
 
+// Every combination of short timeouts, retries, queue caps, several API server processes and
+// both batching policies: each request ends in exactly one record, its attempts within the
+// policy, and the run drains (the replicas' KV blocks are checked at the end of every run).
+TEST(ServiceRetry, EveryRequestEndsOnceUnderTimeoutsRetriesAndFullQueues) {
+  const nlohmann::json base = nlohmann::json::parse(R"({
+      "network": {"rtt_s": {"type": "exponential", "mean": 0.01}},
+      "gateway": {"workers": 2, "queue_capacity": 8, "request_s": {"type": "exponential",
+                  "mean": 0.002}, "rate_limit": {"requests_per_s": 40, "burst": 20}},
+      "frontend": {"workers": 2, "request_s": 0.001, "step_s": 0.0002,
+                   "per_output_token_s": 2e-5, "cv": 0.5},
+      "stages": [{"name": "retrieval", "workers": 2, "queue_capacity": 4,
+                  "request_s": {"type": "exponential", "mean": 0.03}}]})");
+  int configs = 0;
+  uint64_t timed_out = 0;
+  uint64_t queue_full = 0;
+  uint64_t retries = 0;
+  for (double client_timeout : {0.0, 0.3, 2.0}) {
+    for (double gateway_timeout : {0.0, 0.05, 0.5}) {
+      for (const char* batching : {"continuous", "static"}) {
+        nlohmann::json service = base;
+        service["gateway"]["timeout_s"] = gateway_timeout;
+        service["client"] = nlohmann::json::parse(R"({"retry": {"max_attempts": 3,
+            "initial_backoff_s": 0.05, "max_backoff_s": 0.4, "jitter": "full"}})");
+        service["client"]["timeout_s"] = client_timeout;
+        nlohmann::json w = nlohmann::json::parse(R"({"arrival": {"type": "poisson",
+            "rate_qps": 60}, "prompt_tokens": {"type": "uniform", "min": 16, "max": 800},
+            "output_tokens": {"type": "uniform", "min": 1, "max": 120}, "num_requests": 400})");
+        nlohmann::json j = scenario(w, service);
+        j["engine"]["batching"] = batching;
+        SCOPED_TRACE(j.dump());
+        Records records;
+        const SimulationResult r = run(config_of(j), records);
+        ASSERT_FALSE(r.stopped);
+        ASSERT_EQ(records.all.size(), 400u);
+        std::vector<int> seen(400, 0);
+        for (const RequestRecord& rec : records.all) {
+          ASSERT_LT(rec.id, 400u);
+          ++seen[rec.id];
+          EXPECT_GE(rec.attempts, 1);
+          EXPECT_LE(rec.attempts, 3);
+        }
+        for (int n : seen) ASSERT_EQ(n, 1);
+        EXPECT_EQ(r.summary.completed + r.summary.rejected + r.summary.timed_out, 400u);
+        timed_out += r.summary.timed_out;
+        queue_full += r.summary.time.failures[static_cast<size_t>(FailureCause::kQueueFull)];
+        retries += r.summary.retries;
+        ++configs;
+      }
+    }
+  }
+  EXPECT_EQ(configs, 18);
+  EXPECT_GT(timed_out, 0u);  // the cases above were all met
+  EXPECT_GT(queue_full, 0u);
+  EXPECT_GT(retries, 0u);
+}
+
 // Issue #19: every request refused at once, no think time. Each refused client waits the
 // minimum turnaround, so a 2 s stepped run ends after a bounded number of requests; without
 // it the clients re-send in the same instant and the observer stops the run.
