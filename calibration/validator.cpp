@@ -11,6 +11,7 @@
 #include "models/config_error.h"
 #include "sim/metrics/percentile.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/service/service_spec.h"
 
 namespace servesim {
 namespace {
@@ -157,6 +158,9 @@ ValidationReport validate_profile(const Scenario& scenario, const ValidationOpti
   sim_config.profile = std::make_shared<const CalibrationProfile>(profile);
   sim_config.calibrated = {.extrapolate = o.extrapolate, .transfer = o.transfer};
   sim_config.engine.num_gpu_blocks_override = server.scheduler_config().num_gpu_blocks;
+  // The engine is measured in process (no HTTP, no API server), so the prediction it is held
+  // against is the engine alone, whatever the scenario's service block says.
+  sim_config.service = ServiceSpec{};
   if (o.engine.max_requests > 0) {
     sim_config.workload.num_requests =
         std::min<uint64_t>(sim_config.workload.num_requests == 0 ? o.engine.max_requests

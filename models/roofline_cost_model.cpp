@@ -76,6 +76,7 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
   kernel_launch_s_ =
       seconds_option(options.kernel_launch_s, gpu.kernel_launch_s, "kernel_launch_s");
   step_overhead_s_ = seconds_option(options.step_overhead_s, kStepOverheadS, "step_overhead_s");
+  seq_overhead_s_ = seconds_option(options.seq_overhead_s, kSeqOverheadS, "seq_overhead_s");
   cuda_graphs_ = options.cuda_graphs;
 
   tp_ = parallel.tp;
@@ -324,7 +325,7 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
         sampled * vocab_ * kSamplerBytesPerLogit / bandwidth_Bps_ + kSamplerKernels * launch;
   }
   out.op_s[idx(Op::kLmHead)] = lm_head;
-  out.op_s[idx(Op::kOverhead)] = step_overhead_s_;
+  out.op_s[idx(Op::kOverhead)] = step_overhead_s_ + seq_overhead_s_ * b.num_seqs;
   for (double s : out.op_s) out.total_s += s;
   return out;
 }

@@ -32,6 +32,7 @@ struct ParallelConfig;
 // measured TPOT minus this model's decode step minus the prefills amortised over the decode
 // steps leaves 0.19, 0.55 and 0.74 ms; their mean. Derivation in docs/cost-model.md.
 inline constexpr double kStepOverheadS = 0.49e-3;
+inline constexpr double kSeqOverheadS = 0;
 
 // FlashAttention kernels reach a different fraction of peak than GEMMs. Fitted to the 1,097
 // rows of reference/measured/vidur-profiling/compute/a100-llama-2-7b-attention-sample.csv
@@ -52,6 +53,8 @@ struct RooflineOptions {
   std::optional<double> kernel_launch_s;
   // Unset: kStepOverheadS. Seconds per step. REQUIRES: >= 0.
   std::optional<double> step_overhead_s;
+  // Unset: kSeqOverheadS. Seconds per scheduled sequence per step. REQUIRES: >= 0.
+  std::optional<double> seq_overhead_s;
   // vLLM captures decode-only batches in CUDA graphs: such steps pay no per-kernel launch.
   bool cuda_graphs = true;
   CommOptions comm;  // all-reduce and send/recv latency and efficiency
@@ -76,6 +79,7 @@ class RooflineCostModel : public CostModel {
   double attention_memory_efficiency() const { return attention_memory_efficiency_; }
   double kernel_launch_s() const { return kernel_launch_s_; }
   double step_overhead_s() const { return step_overhead_s_; }
+  double seq_overhead_s() const { return seq_overhead_s_; }
   const CommModel& comm() const { return comm_; }
 
  private:
@@ -101,6 +105,7 @@ class RooflineCostModel : public CostModel {
   double attention_memory_efficiency_ = 0;
   double kernel_launch_s_ = 0;  // seconds per kernel
   double step_overhead_s_ = 0;  // seconds per step
+  double seq_overhead_s_ = 0;   // seconds per scheduled sequence per step
   bool cuda_graphs_ = true;
 
   double gemm_peak_flops_ = 0;     // FLOP/s, dense weights' dtype, efficiency applied

@@ -107,6 +107,7 @@ void read_roofline(JsonObjectReader& r, RooflineOptions& o) {
     r.raw("memory_efficiency");
   if (auto v = optional_number(r, "kernel_launch_us")) o.kernel_launch_s = *v * 1e-6;
   if (auto v = optional_number(r, "step_overhead_ms")) o.step_overhead_s = *v * 1e-3;
+  if (auto v = optional_number(r, "seq_overhead_us")) o.seq_overhead_s = *v * 1e-6;
   o.cuda_graphs = r.optional<bool>("cuda_graphs", true);
 }
 

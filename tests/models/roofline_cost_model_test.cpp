@@ -57,6 +57,7 @@ RooflineOptions hand_options() {
   o.attention_compute_efficiency = 1;
   o.attention_memory_efficiency = 1;
   o.step_overhead_s = 10e-6;
+  o.seq_overhead_s = 0;
   o.cuda_graphs = false;
   return o;
 }
@@ -387,6 +388,19 @@ TEST(RooflineCostModelTest, OptionsOverrideTheCatalog) {
   EXPECT_EQ(cm.step_overhead_s(), kStepOverheadS);
 }
 
+TEST(RooflineCostModelTest, HostOverheadGrowsWithTheScheduledSequences) {
+  RooflineOptions o = hand_options();
+  o.seq_overhead_s = 40e-6;
+  const RooflineCostModel cm(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{}, o);
+  EXPECT_EQ(cm.seq_overhead_s(), 40e-6);
+  BatchShape one;
+  one.add_sequence(1, 10, false, true);
+  BatchShape five = one;
+  for (int i = 0; i < 4; ++i) five.add_sequence(1, 10, false, true);
+  EXPECT_DOUBLE_EQ(op(cm.predict(one), Op::kOverhead), 10e-6 + 40e-6);
+  EXPECT_DOUBLE_EQ(op(cm.predict(five), Op::kOverhead), 10e-6 + 5 * 40e-6);
+}
+
 void expect_config_error(RooflineOptions o, const std::string& field) {
   try {
     RooflineCostModel(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{}, o);
@@ -414,6 +428,9 @@ TEST(RooflineCostModelTest, BadOptionsThrowConfigErrorNamingTheOption) {
   o = {};
   o.step_overhead_s = std::nan("");
   expect_config_error(o, "step_overhead_s");
+  o = {};
+  o.seq_overhead_s = -1e-6;
+  expect_config_error(o, "seq_overhead_s");
   o = {};
   o.comm.all_reduce_efficiency = 2;
   expect_config_error(o, "all_reduce_efficiency");

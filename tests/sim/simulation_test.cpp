@@ -157,6 +157,19 @@ TEST(Scenario, UnknownKeysAreNamedWithTheClosestValidOne) {
             std::string::npos);
 }
 
+TEST(Scenario, HostOverheadsAreReadInTheirUnits) {
+  const SimulationConfig c = config_of(
+      base_scenario(), {"cost_model.step_overhead_ms=0.3", "cost_model.seq_overhead_us=45"});
+  EXPECT_DOUBLE_EQ(*c.roofline.step_overhead_s, 0.3e-3);
+  EXPECT_DOUBLE_EQ(*c.roofline.seq_overhead_s, 45e-6);
+  EXPECT_NE(
+      scenario_error(base_scenario(), {"cost_model.seq_overhead_us=-1"}).find("seq_overhead_us"),
+      std::string::npos);
+  const SimulationResult slow = run(config_of(base_scenario(), {"cost_model.seq_overhead_us=500"}));
+  const SimulationResult fast = run(config_of(base_scenario(), {"cost_model.seq_overhead_us=0"}));
+  EXPECT_GT(slow.summary.tpot.mean_s, fast.summary.tpot.mean_s);
+}
+
 TEST(Scenario, OverridesReplaceAndAdd) {
   nlohmann::json j = base_scenario();
   apply_overrides(j,
