@@ -22,7 +22,6 @@ __attribute__((format(printf, 1, 2))) std::string text(const char* pattern, ...)
 
 // The replicas' counters summed (peaks and caps: the largest), as the rules read them.
 struct EngineTotals {
-  int64_t steps = 0;
   int64_t preemptions = 0;
   AdmissionCounters admission;
   int max_num_seqs = 0;
@@ -33,16 +32,15 @@ struct EngineTotals {
 EngineTotals engine_totals(const std::vector<ReplicaSummary>& replicas) {
   EngineTotals t;
   for (const ReplicaSummary& r : replicas) {
-    t.steps += r.steps;
     t.preemptions += r.preemptions;
     t.busy_s += r.busy_s;
     t.max_num_seqs = std::max(t.max_num_seqs, r.max_num_seqs);
     t.max_num_batched_tokens = std::max(t.max_num_batched_tokens, r.max_num_batched_tokens);
     AdmissionCounters& a = t.admission;
-    a.steps_with_waiting += r.admission.steps_with_waiting;
-    a.steps_at_seq_cap += r.admission.steps_at_seq_cap;
-    a.steps_at_token_budget += r.admission.steps_at_token_budget;
-    a.steps_at_kv_limit += r.admission.steps_at_kv_limit;
+    a.waiting_s += r.admission.waiting_s;
+    a.at_seq_cap_s += r.admission.at_seq_cap_s;
+    a.at_token_budget_s += r.admission.at_token_budget_s;
+    a.at_kv_limit_s += r.admission.at_kv_limit_s;
     a.peak_running = std::max(a.peak_running, r.admission.peak_running);
     a.peak_kv_usage = std::max(a.peak_kv_usage, r.admission.peak_kv_usage);
   }
@@ -58,8 +56,9 @@ struct Context {
 
   const MetricsSummary& summary() const { return facts.summary; }
   const SegmentStats& segment(Segment s) const { return facts.summary.time.segments[index_of(s)]; }
-  double step_share(int64_t steps) const {
-    return engine.steps > 0 ? static_cast<double>(steps) / static_cast<double>(engine.steps) : 0;
+  // Fraction of the replicas' time in steps.
+  double busy_share(double seconds) const {
+    return engine.busy_s > 0 ? seconds / engine.busy_s : 0;
   }
 };
 
@@ -143,52 +142,53 @@ void admission_rules(const Context& c, std::vector<Finding>& out) {
   const EngineTotals& e = c.engine;
   const AdmissionCounters& a = e.admission;
   const double kv_peak = a.peak_kv_usage;
-  if (c.step_share(a.steps_at_seq_cap) >= c.limits.limit_step_share) {
+  if (c.busy_share(a.at_seq_cap_s) >= c.limits.limit_busy_share) {
     out.push_back(
         {"max_num_seqs_full",
-         text("max_num_seqs (%d) holds requests back: %.0f%% of steps ran %d sequences with "
-              "requests still waiting, while the KV cache peaked at %.0f%% used",
-              e.max_num_seqs, 100 * c.step_share(a.steps_at_seq_cap), e.max_num_seqs,
-              100 * kv_peak),
-         {{"replicas.steps_at_max_num_seqs", static_cast<double>(a.steps_at_seq_cap)},
-          {"replicas.steps", static_cast<double>(e.steps)},
+         text(
+             "max_num_seqs (%d) holds requests back: %.0f%% of the busy time ran %d sequences with "
+             "requests still waiting, while the KV cache peaked at %.0f%% used",
+             e.max_num_seqs, 100 * c.busy_share(a.at_seq_cap_s), e.max_num_seqs, 100 * kv_peak),
+         {{"replicas.at_max_num_seqs_s", a.at_seq_cap_s},
+          {"replicas.busy_s", e.busy_s},
           {"replicas.max_num_seqs", static_cast<double>(e.max_num_seqs)},
           {"replicas.peak_kv_usage", kv_peak}}});
   }
-  if (c.step_share(a.steps_at_token_budget) >= c.limits.limit_step_share) {
+  if (c.busy_share(a.at_token_budget_s) >= c.limits.limit_busy_share) {
     out.push_back(
         {"token_budget_full",
-         text("max_num_batched_tokens (%d) holds requests back: %.0f%% of steps used the whole "
+         text("max_num_batched_tokens (%d) holds requests back: %.0f%% of the busy time used the "
+              "whole "
               "token budget with requests still waiting",
-              e.max_num_batched_tokens, 100 * c.step_share(a.steps_at_token_budget)),
-         {{"replicas.steps_at_token_budget", static_cast<double>(a.steps_at_token_budget)},
-          {"replicas.steps", static_cast<double>(e.steps)},
+              e.max_num_batched_tokens, 100 * c.busy_share(a.at_token_budget_s)),
+         {{"replicas.at_token_budget_s", a.at_token_budget_s},
+          {"replicas.busy_s", e.busy_s},
           {"replicas.max_num_batched_tokens", static_cast<double>(e.max_num_batched_tokens)}}});
   }
   const double completed = static_cast<double>(std::max<uint64_t>(c.summary().completed, 1));
   const double preempt_rate = static_cast<double>(e.preemptions) / completed;
-  if (c.step_share(a.steps_at_kv_limit) >= c.limits.limit_step_share ||
+  if (c.busy_share(a.at_kv_limit_s) >= c.limits.limit_busy_share ||
       (e.preemptions > 0 && preempt_rate >= c.limits.preemptions_per_request)) {
-    out.push_back(
-        {"kv_cache_full",
-         text("the KV cache holds requests back: usage peaked at %.0f%%, %.0f%% of steps left "
-              "requests waiting for blocks, %lld preemptions (%.1f per 100 requests)",
-              100 * kv_peak, 100 * c.step_share(a.steps_at_kv_limit),
-              static_cast<long long>(e.preemptions), 100 * preempt_rate),
-         {{"replicas.peak_kv_usage", kv_peak},
-          {"replicas.steps_at_kv_limit", static_cast<double>(a.steps_at_kv_limit)},
-          {"replicas.steps", static_cast<double>(e.steps)},
-          {"replicas.preemptions", static_cast<double>(e.preemptions)}}});
+    out.push_back({"kv_cache_full",
+                   text("the KV cache holds requests back: usage peaked at %.0f%%, %.0f%% of the "
+                        "busy time left "
+                        "requests waiting for blocks, %lld preemptions (%.1f per 100 requests)",
+                        100 * kv_peak, 100 * c.busy_share(a.at_kv_limit_s),
+                        static_cast<long long>(e.preemptions), 100 * preempt_rate),
+                   {{"replicas.peak_kv_usage", kv_peak},
+                    {"replicas.at_kv_limit_s", a.at_kv_limit_s},
+                    {"replicas.busy_s", e.busy_s},
+                    {"replicas.preemptions", static_cast<double>(e.preemptions)}}});
   }
 }
 
-// The admission limit that held requests back in the most steps, if any did often enough.
+// The admission limit that held requests back longest, if any did long enough.
 std::string top_limit(const Context& c) {
   const AdmissionCounters& a = c.engine.admission;
-  const int64_t most = std::max({a.steps_at_seq_cap, a.steps_at_token_budget, a.steps_at_kv_limit});
-  if (c.step_share(most) < c.limits.limit_step_share) return "";
-  if (most == a.steps_at_seq_cap) return "max_num_seqs";
-  if (most == a.steps_at_token_budget) return "max_num_batched_tokens";
+  const double most = std::max({a.at_seq_cap_s, a.at_token_budget_s, a.at_kv_limit_s});
+  if (c.busy_share(most) < c.limits.limit_busy_share) return "";
+  if (most == a.at_seq_cap_s) return "max_num_seqs";
+  if (most == a.at_token_budget_s) return "max_num_batched_tokens";
   return "the KV cache";
 }
 
@@ -238,8 +238,10 @@ std::string tail_cause(const Context& c, Segment& worst) {
     const auto s = static_cast<Segment>(i);
     if (counts_in_ttft(s) && c.segment(s).p99_s > c.segment(worst).p99_s) worst = s;
   }
-  if (worst == Segment::kEngineQueue) return "bursts of arrivals queue in front of the engine";
+  if (worst == Segment::kEngineQueue)
+    return "requests queue in front of the engine (bursts, or more load than it serves)";
   if (worst == Segment::kPrefill) return "head-of-line prefills: long prompts hold up the step";
+  if (worst == Segment::kRetry) return "retried requests wait out failed attempts and backoff";
   return "the " + std::string(to_string(worst)) + " segment's own tail";
 }
 

@@ -13,12 +13,13 @@
 //  rate_limited, queue_full, timed_out, too_long
 //                     one per failure cause behind >= 1% of the requests: one request in a
 //                     hundred failing is what users notice as "errors", not noise.
-//  max_num_seqs_full  >= 10% of steps left requests waiting with max_num_seqs running.
-//  token_budget_full  >= 10% of steps left requests waiting with max_num_batched_tokens used.
-//  kv_cache_full      >= 10% of steps left requests waiting for KV blocks (neither cap hit),
-//                     or preemptions >= 1 per 100 completed requests. A limit hit in a tenth
-//                     of the steps is the run's steady state, not a passing peak; a preempted
-//                     request recomputes its whole context, so one in a hundred already costs.
+//  max_num_seqs_full  >= 10% of the replicas' busy time in steps that left requests waiting
+//                     with max_num_seqs running.
+//  token_budget_full  the same with the whole max_num_batched_tokens used.
+//  kv_cache_full      the same waiting for KV blocks (neither cap hit), or preemptions >= 1
+//                     per 100 completed requests. A limit that holds a tenth of the time is a
+//                     phase of the run, not a passing peak; a preempted request recomputes
+//                     its whole context, so one in a hundred already costs.
 //  engine_queueing    the engine queue is >= 50% of the mean TTFT: most of the wait for the
 //                     first token is in front of the engine, not in the model.
 //  long_prefill       the prefill is >= 50% of the mean TTFT and that TTFT >= 250 ms (about
@@ -50,7 +51,7 @@ struct DiagnosisThresholds {
   double station_utilisation = 0.95;  // fraction of worker time busy
   double station_mean_queue = 1.0;    // jobs waiting, time-averaged
   double error_share = 0.01;          // failed requests of one cause / requests
-  double limit_step_share = 0.10;     // steps held back by one limit / steps
+  double limit_busy_share = 0.10;     // seconds held back by one limit / busy seconds
   double preemptions_per_request = 0.01;
   double engine_queue_ttft_share = 0.5;
   double prefill_ttft_share = 0.5;

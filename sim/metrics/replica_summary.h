@@ -11,15 +11,16 @@
 namespace servesim {
 
 // Counted right after each schedule() that produced a step (the simulator only; zero for the
-// real-time engine). A step that left requests waiting counts under the first limit it hit.
+// real-time engine). A step that left requests waiting counts its seconds under the first
+// limit it hit: seconds, not steps, so a phase of long steps weighs what it lasted.
 struct AdmissionCounters {
-  int64_t steps_with_waiting = 0;     // steps that left at least one request waiting
-  int64_t steps_at_seq_cap = 0;       // of those: max_num_seqs sequences running
-  int64_t steps_at_token_budget = 0;  // else: the whole max_num_batched_tokens used
+  double waiting_s = 0;          // seconds of steps that left at least one request waiting
+  double at_seq_cap_s = 0;       // of those: max_num_seqs sequences running
+  double at_token_budget_s = 0;  // else: the whole max_num_batched_tokens used
   // Else, with continuous batching and chunked prefill (the only other way vLLM V1's waiting
   // loop stops): the next request's KV blocks did not fit, or a preemption stopped admission.
   // Not counted under other policies, where a request may wait by design.
-  int64_t steps_at_kv_limit = 0;
+  double at_kv_limit_s = 0;
   int peak_running = 0;      // most sequences in one step
   double peak_kv_usage = 0;  // highest fraction of usable KV blocks in use at a step
 };

@@ -146,10 +146,10 @@ nlohmann::json replica_json(const ReplicaSummary& r) {
           {"max_num_batched_tokens", r.max_num_batched_tokens},
           {"peak_running", r.admission.peak_running},
           {"peak_kv_usage", r.admission.peak_kv_usage},
-          {"steps_with_waiting", r.admission.steps_with_waiting},
-          {"steps_at_max_num_seqs", r.admission.steps_at_seq_cap},
-          {"steps_at_token_budget", r.admission.steps_at_token_budget},
-          {"steps_at_kv_limit", r.admission.steps_at_kv_limit},
+          {"waiting_s", r.admission.waiting_s},
+          {"at_max_num_seqs_s", r.admission.at_seq_cap_s},
+          {"at_token_budget_s", r.admission.at_token_budget_s},
+          {"at_kv_limit_s", r.admission.at_kv_limit_s},
           {"op_seconds", ops}};
 }
 

@@ -64,8 +64,9 @@ nlohmann::json steps_json(const std::vector<MetricsSummary>& by_step,
 
 // One entry of summary.json's "replicas": steps, busy_s, preemptions, prefix_cache_hit_rate,
 // evicted_blocks, the caps (max_num_seqs, max_num_batched_tokens), the admission counters
-// (peak_running, peak_kv_usage, steps_with_waiting, steps_at_max_num_seqs,
-// steps_at_token_budget, steps_at_kv_limit) and op_seconds (seconds per op, op_name keys).
+// (peak_running, peak_kv_usage, and seconds of steps that left requests waiting: waiting_s,
+// at_max_num_seqs_s, at_token_budget_s, at_kv_limit_s) and op_seconds (seconds per op,
+// op_name keys).
 nlohmann::json replica_json(const ReplicaSummary& replica);
 
 // The summary table users read: request counts, throughput, latency percentiles (ms),

@@ -48,14 +48,14 @@ std::optional<double> Replica::begin_step(double now_s) {
   busy_ = true;
   step_start_s_ = now_s;
   last_step_tokens_ = out.total_num_tokens;
-  RunReport::count_admission(scheduler_.stats(), scheduler_.config(), out.total_num_tokens,
-                             admission_);
   for (const ScheduledSequence& s : out.sequences) {
     ledger_.on_scheduled(s.request_id, s.is_prefill, now_s);
   }
   const double duration_s = executor_.step_time_s(out);
   for (size_t op = 0; op < kNumOps; ++op) op_totals_.op_s[op] += executor_.last_step().op_s[op];
   op_totals_.total_s += duration_s;
+  RunReport::count_admission(scheduler_.stats(), scheduler_.config(), out.total_num_tokens,
+                             duration_s, admission_);
   if (executor_.last_step().extrapolated) ++extrapolated_steps_;
   return duration_s;
 }

@@ -45,17 +45,17 @@ TimeSample RunReport::sample(double now_s, int replica, const SchedulerStats& st
 }
 
 void RunReport::count_admission(const SchedulerStats& stats, const SchedulerConfig& config,
-                                int step_tokens, AdmissionCounters& c) {
+                                int step_tokens, double step_s, AdmissionCounters& c) {
   c.peak_running = std::max(c.peak_running, stats.num_running);
   c.peak_kv_usage = std::max(c.peak_kv_usage, stats.kv_usage);
   if (stats.num_waiting == 0) return;
-  ++c.steps_with_waiting;
+  c.waiting_s += step_s;
   if (stats.num_running >= config.max_num_seqs) {
-    ++c.steps_at_seq_cap;
+    c.at_seq_cap_s += step_s;
   } else if (step_tokens >= config.max_num_batched_tokens) {
-    ++c.steps_at_token_budget;
+    c.at_token_budget_s += step_s;
   } else if (config.policy == SchedulingPolicy::kContinuous && config.enable_chunked_prefill) {
-    ++c.steps_at_kv_limit;
+    c.at_kv_limit_s += step_s;
   }
 }
 

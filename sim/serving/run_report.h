@@ -42,9 +42,10 @@ class RunReport {
   // A time-series sample of one replica's scheduler at now_s.
   static TimeSample sample(double now_s, int replica, const SchedulerStats& stats,
                            int tokens_in_step);
-  // Counts one step that schedule() just produced (step_tokens tokens) into `counters`.
+  // Counts one step that schedule() just produced (step_tokens tokens, lasting step_s seconds)
+  // into `counters`.
   static void count_admission(const SchedulerStats& stats, const SchedulerConfig& config,
-                              int step_tokens, AdmissionCounters& counters);
+                              int step_tokens, double step_s, AdmissionCounters& counters);
   // What a replica did over the run: its steps, seconds in steps, per-op totals, the
   // scheduler's caps, preemption and prefix-cache counters, and its admission counters.
   static ReplicaSummary replica_summary(const SchedulerStats& stats, const SchedulerConfig& config,

@@ -126,34 +126,34 @@ TEST(Diagnosis, QueueFullNamesTheStationThatRefused) {
   EXPECT_NE(q->text.find("full queue (HTTP 503) at gateway"), std::string::npos);
 }
 
-TEST(Diagnosis, SeqCapFiresFromATenthOfTheSteps) {
+TEST(Diagnosis, SeqCapFiresFromATenthOfTheBusyTime) {
   RunFacts f = calm_run();
-  f.replicas[0].admission.steps_at_seq_cap = 100;
+  f.replicas[0].admission.at_seq_cap_s = 5.0;
   const std::optional<Finding> s = finding(diagnose(f), "max_num_seqs_full");
   ASSERT_TRUE(s);
   EXPECT_EQ(s->text,
-            "max_num_seqs (256) holds requests back: 10% of steps ran 256 sequences with requests "
-            "still waiting, while the KV cache peaked at 5% used");
+            "max_num_seqs (256) holds requests back: 10% of the busy time ran 256 sequences with "
+            "requests still waiting, while the KV cache peaked at 5% used");
   EXPECT_TRUE(cites(*s, "replicas.peak_kv_usage"));
-  f.replicas[0].admission.steps_at_seq_cap = 99;
+  f.replicas[0].admission.at_seq_cap_s = 4.95;
   EXPECT_FALSE(finding(diagnose(f), "max_num_seqs_full"));
 }
 
-TEST(Diagnosis, TokenBudgetFiresFromATenthOfTheSteps) {
+TEST(Diagnosis, TokenBudgetFiresFromATenthOfTheBusyTime) {
   RunFacts f = calm_run();
-  f.replicas[0].admission.steps_at_token_budget = 100;
+  f.replicas[0].admission.at_token_budget_s = 5.0;
   const std::optional<Finding> t = finding(diagnose(f), "token_budget_full");
   ASSERT_TRUE(t);
   EXPECT_NE(t->text.find("max_num_batched_tokens (2048)"), std::string::npos);
-  f.replicas[0].admission.steps_at_token_budget = 99;
+  f.replicas[0].admission.at_token_budget_s = 4.95;
   EXPECT_FALSE(finding(diagnose(f), "token_budget_full"));
 }
 
 TEST(Diagnosis, KvCacheFiresOnBlockedStepsOrOnPreemptions) {
   RunFacts f = calm_run();
-  f.replicas[0].admission.steps_at_kv_limit = 100;
+  f.replicas[0].admission.at_kv_limit_s = 5.0;
   EXPECT_TRUE(finding(diagnose(f), "kv_cache_full"));
-  f.replicas[0].admission.steps_at_kv_limit = 99;
+  f.replicas[0].admission.at_kv_limit_s = 4.95;
   EXPECT_FALSE(finding(diagnose(f), "kv_cache_full"));
   f.replicas[0].preemptions = 1;  // 1 per 100 completed requests
   const std::optional<Finding> k = finding(diagnose(f), "kv_cache_full");
@@ -165,11 +165,11 @@ TEST(Diagnosis, KvCacheFiresOnBlockedStepsOrOnPreemptions) {
 
 TEST(Diagnosis, AdmissionCountersAddUpOverReplicas) {
   RunFacts f = calm_run();
-  f.replicas.push_back(f.replicas[0]);  // 2000 steps in all
-  f.replicas[0].admission.steps_at_seq_cap = 120;
-  f.replicas[1].admission.steps_at_seq_cap = 80;
+  f.replicas.push_back(f.replicas[0]);  // 100 s busy in all
+  f.replicas[0].admission.at_seq_cap_s = 6.0;
+  f.replicas[1].admission.at_seq_cap_s = 4.0;
   EXPECT_TRUE(finding(diagnose(f), "max_num_seqs_full"));
-  f.replicas[1].admission.steps_at_seq_cap = 79;
+  f.replicas[1].admission.at_seq_cap_s = 3.95;
   EXPECT_FALSE(finding(diagnose(f), "max_num_seqs_full"));
 }
 
@@ -187,15 +187,15 @@ TEST(Diagnosis, EngineQueueingFiresFromHalfTheTtftAndNamesTheLimit) {
   ASSERT_TRUE(q);
   EXPECT_EQ(q->text,
             "requests wait for the engine: its queue is 50% of the mean TTFT (5.0 of 40.0 ms)");
-  f.replicas[0].admission.steps_at_seq_cap = 300;
-  f.replicas[0].admission.steps_at_kv_limit = 200;
+  f.replicas[0].admission.at_seq_cap_s = 15.0;
+  f.replicas[0].admission.at_kv_limit_s = 10.0;
   EXPECT_NE(finding(diagnose(f), "engine_queueing")->text.find(", held back by max_num_seqs"),
             std::string::npos);
-  f.replicas[0].admission.steps_at_seq_cap = 0;
+  f.replicas[0].admission.at_seq_cap_s = 0.0;
   f.replicas[0].busy_s = 99;
   EXPECT_NE(finding(diagnose(f), "engine_queueing")->text.find(", held back by the KV cache"),
             std::string::npos);
-  f.replicas[0].admission.steps_at_kv_limit = 0;
+  f.replicas[0].admission.at_kv_limit_s = 0.0;
   EXPECT_NE(finding(diagnose(f), "engine_queueing")->text.find("the GPU is 99% busy"),
             std::string::npos);
 }
@@ -229,8 +229,8 @@ TEST(Diagnosis, TtftTailFiresAtThreeTimesTheMedianAndNamesTheWorstSegment) {
   const std::optional<Finding> t = finding(diagnose(f), "ttft_tail");
   ASSERT_TRUE(t);
   EXPECT_EQ(t->text,
-            "TTFT p99 is 3.0x its p50 (120.0 vs 40.0 ms): bursts of arrivals queue in front of "
-            "the engine (engine_queue p99 90.0 ms)");
+            "TTFT p99 is 3.0x its p50 (120.0 vs 40.0 ms): requests queue in front of the engine "
+            "(bursts, or more load than it serves) (engine_queue p99 90.0 ms)");
   EXPECT_TRUE(cites(*t, "summary.where_time_went.segments.engine_queue.p99_ms"));
   seg(f, Segment::kEngineQueue).p99_s = 0.010;
   f.replicas[0].preemptions = 5;
@@ -239,6 +239,10 @@ TEST(Diagnosis, TtftTailFiresAtThreeTimesTheMedianAndNamesTheWorstSegment) {
             "hold up the step (prefill p99 60.0 ms), and 5 preemptions recompute their prompts");
   seg(f, Segment::kPreModel).p99_s = 0.100;
   EXPECT_NE(finding(diagnose(f), "ttft_tail")->text.find("the pre_model segment's own tail"),
+            std::string::npos);
+  seg(f, Segment::kRetry).p99_s = 2.0;
+  EXPECT_NE(finding(diagnose(f), "ttft_tail")
+                ->text.find("retried requests wait out failed attempts and backoff (retry p99"),
             std::string::npos);
 }
 
