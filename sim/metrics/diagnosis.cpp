@@ -239,7 +239,7 @@ std::string tail_cause(const Context& c, Segment& worst) {
     if (counts_in_ttft(s) && c.segment(s).p99_s > c.segment(worst).p99_s) worst = s;
   }
   if (worst == Segment::kEngineQueue)
-    return "requests queue in front of the engine (bursts, or more load than it serves)";
+    return "requests queue in front of the engine, from bursts or more load than it serves";
   if (worst == Segment::kPrefill) return "head-of-line prefills: long prompts hold up the step";
   if (worst == Segment::kRetry) return "retried requests wait out failed attempts and backoff";
   return "the " + std::string(to_string(worst)) + " segment's own tail";

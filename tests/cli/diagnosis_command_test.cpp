@@ -82,6 +82,15 @@ TEST(DiagnosisCommand, MaxNumSeqsHoldsRequestsBackWhileKvIsFree) {
   EXPECT_EQ(run["replicas"][0]["peak_running"], 64);
 }
 
+TEST(DiagnosisCommand, SteppedLoadFindsTheSeqCapOfItsLastStep) {
+  // 64 clients against max_num_seqs 32 in the last of seven steps: about a seventh of the run.
+  const nlohmann::json run = simulate_json("stepped-knee");
+  const nlohmann::json& f = finding(run, "max_num_seqs_full");
+  EXPECT_EQ(cited(f, "replicas.max_num_seqs"), 32);
+  EXPECT_NE(finding(run, "engine_queueing")["text"].get<std::string>().find("by max_num_seqs"),
+            std::string::npos);
+}
+
 TEST(DiagnosisCommand, LongContextPrefillIsTheFirstTokensWait) {
   EXPECT_EQ(codes(simulate_json("long-context")), std::set<std::string>{"long_prefill"});
 }

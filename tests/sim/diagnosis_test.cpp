@@ -229,8 +229,8 @@ TEST(Diagnosis, TtftTailFiresAtThreeTimesTheMedianAndNamesTheWorstSegment) {
   const std::optional<Finding> t = finding(diagnose(f), "ttft_tail");
   ASSERT_TRUE(t);
   EXPECT_EQ(t->text,
-            "TTFT p99 is 3.0x its p50 (120.0 vs 40.0 ms): requests queue in front of the engine "
-            "(bursts, or more load than it serves) (engine_queue p99 90.0 ms)");
+            "TTFT p99 is 3.0x its p50 (120.0 vs 40.0 ms): requests queue in front of the engine, "
+            "from bursts or more load than it serves (engine_queue p99 90.0 ms)");
   EXPECT_TRUE(cites(*t, "summary.where_time_went.segments.engine_queue.p99_ms"));
   seg(f, Segment::kEngineQueue).p99_s = 0.010;
   f.replicas[0].preemptions = 5;
