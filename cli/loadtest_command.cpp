@@ -19,6 +19,7 @@
 #include "serve/loadtest/load_generator.h"
 #include "serve/loadtest/loadtest_report.h"
 #include "sim/core/csv_line.h"
+#include "sim/metrics/diagnosis.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/metrics/step_table.h"
 #include "sim/run/scenario.h"
@@ -118,11 +119,12 @@ LoadtestOptions generator_options(const LoadtestCommandOptions& o) {
 }
 
 void print_report(const Scenario& scenario, const std::string& url, const LoadtestResult& r,
-                  const Knee& knee) {
+                  const Knee& knee, const std::vector<Finding>& why) {
   std::printf("%s: %s at %s (model %s), %llu requests sent, at most %zu connections\n",
               scenario.name.c_str(), r.stop_reason.c_str(), url.c_str(), r.model.c_str(),
               static_cast<unsigned long long>(r.sent), r.max_connections);
   print_summary(stdout, r.summary, "wall clock");
+  print_diagnosis(stdout, why);
   const SimulationConfig& c = scenario.config;
   if (!r.by_step.empty()) {
     print_step_table(stdout, r.by_step,
@@ -206,6 +208,9 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   j["partial"] = r.partial;
   j["stopped"] = r.partial;
   j["summary"] = summary_json(r.summary);
+  // The client sees no replicas or stations: the diagnosis reads the summary alone.
+  const std::vector<Finding> why = diagnose({r.summary, {}, {}, 0});
+  j["diagnosis"] = diagnosis_json(why);
   if (const nlohmann::json steps = steps_json(r.by_step, clients); !steps.empty())
     j["steps"] = steps;
   j["loadtest"] = loadtest_json(r, setup, generator.options().url, knee, clients);
@@ -216,7 +221,7 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   if (o.json)
     std::cout << j.dump(2) << "\n";
   else
-    print_report(scenario, o.url, r, knee);
+    print_report(scenario, o.url, r, knee, why);
   return r.stop_reason == "interrupted" ? 130 : 0;
 }
 

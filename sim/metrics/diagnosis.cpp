@@ -121,11 +121,21 @@ std::string failure_clause(FailureCause cause, const std::vector<StationStats>& 
 void error_rules(const Context& c, std::vector<Finding>& out) {
   const MetricsSummary& m = c.summary();
   if (m.requests == 0) return;
-  for (size_t i = 1; i < kNumFailureCauses; ++i) {
+  for (size_t i = 0; i < kNumFailureCauses; ++i) {
     const uint64_t failed = m.time.failures[i];
     const double share = static_cast<double>(failed) / static_cast<double>(m.requests);
     if (failed == 0 || share < c.limits.error_share) continue;
     const auto cause = static_cast<FailureCause>(i);
+    if (cause == FailureCause::kNone) {
+      // A producer that records no causes (loadtest's HTTP errors): failed, without a why.
+      out.push_back({"failed",
+                     text("%llu of %llu requests (%.1f%%) failed, with no cause recorded",
+                          static_cast<unsigned long long>(failed),
+                          static_cast<unsigned long long>(m.requests), 100 * share),
+                     {{"summary.requests", static_cast<double>(m.requests)},
+                      {"summary.error_rate", m.error_rate}}});
+      continue;
+    }
     const std::string name(to_string(cause));
     out.push_back(
         {name,

@@ -10,7 +10,7 @@
 //                     and a standing queue says arrivals exceed workers / service time (its
 //                     capacity) rather than a burst passing through. The GPU then waits too:
 //                     throughput stays flat however fast the model is.
-//  rate_limited, queue_full, timed_out, too_long
+//  rate_limited, queue_full, timed_out, too_long (failed: no cause recorded)
 //                     one per failure cause behind >= 1% of the requests: one request in a
 //                     hundred failing is what users notice as "errors", not noise.
 //  max_num_seqs_full  >= 10% of the replicas' busy time in steps that left requests waiting

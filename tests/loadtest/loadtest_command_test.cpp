@@ -61,6 +61,7 @@ TEST(LoadtestCommand, WritesSimulatesFilesAndItsOwn) {
   EXPECT_NE(r.out.find("per step: 2 steps of"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("knee:"), std::string::npos);
   EXPECT_NE(r.out.find("client: the load generator"), std::string::npos);
+  EXPECT_NE(r.out.find("\n  why\n  - "), std::string::npos) << r.out;
   ASSERT_EQ(run_servesim("simulate " + kScenario + " --out " + sim.string()).exit_code, 0);
 
   for (const char* file : {"requests.csv", "timeseries.csv"}) {
@@ -82,6 +83,8 @@ TEST(LoadtestCommand, WritesSimulatesFilesAndItsOwn) {
   EXPECT_FALSE(j["loadtest"]["client_host"].get<std::string>().empty());
   EXPECT_EQ(j["scenario_config"]["workload"]["arrival"]["steps"], nlohmann::json({1, 2}));
   EXPECT_GT(j["summary"]["completed"].get<int>(), 0);
+  ASSERT_FALSE(j["diagnosis"].empty());
+  EXPECT_TRUE(j["diagnosis"][0]["code"].is_string());
   EXPECT_EQ(first_line(out / "errors.csv"), "id,step_index,arrival_s,http_status,cause,detail");
   EXPECT_NE(read_all(out / "server_metrics.csv").find("vllm:num_requests_running"),
             std::string::npos);

@@ -117,6 +117,14 @@ TEST(Diagnosis, FailureCauseFiresFromOnePercentOfRequests) {
   EXPECT_FALSE(finding(diagnose(f), "rate_limited"));
 }
 
+TEST(Diagnosis, FailuresWithoutACauseAreStillCounted) {
+  RunFacts f = calm_run();
+  f.summary.time.failures[static_cast<size_t>(FailureCause::kNone)] = 2;
+  const std::optional<Finding> r = finding(diagnose(f), "failed");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->text, "2 of 100 requests (2.0%) failed, with no cause recorded");
+}
+
 TEST(Diagnosis, QueueFullNamesTheStationThatRefused) {
   RunFacts f = with_station(0.5, 0);
   f.stations[0].rejected = 7;
