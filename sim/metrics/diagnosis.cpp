@@ -148,6 +148,17 @@ void error_rules(const Context& c, std::vector<Finding>& out) {
   }
 }
 
+void slo_rule(const Context& c, std::vector<Finding>& out) {
+  const MetricsSummary& m = c.summary();
+  if (!(m.slo_attainment < c.limits.slo_attainment)) return;  // NaN: no SLO set
+  out.push_back({"slo_missed",
+                 text("only %.1f%% of requests met the SLOs (goodput %.2f of %.2f req/s)",
+                      100 * m.slo_attainment, m.goodput, m.request_throughput),
+                 {{"summary.slo_attainment", m.slo_attainment},
+                  {"summary.goodput_requests_per_s", m.goodput},
+                  {"summary.request_throughput_per_s", m.request_throughput}}});
+}
+
 void admission_rules(const Context& c, std::vector<Finding>& out) {
   const EngineTotals& e = c.engine;
   const AdmissionCounters& a = e.admission;
@@ -334,6 +345,7 @@ std::vector<Finding> diagnose(const RunFacts& facts, const DiagnosisThresholds& 
   std::vector<Finding> out;
   station_rules(c, out);
   error_rules(c, out);
+  slo_rule(c, out);
   admission_rules(c, out);
   engine_queue_rule(c, out);
   long_prefill_rule(c, out);

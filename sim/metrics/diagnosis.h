@@ -13,6 +13,8 @@
 //  rate_limited, queue_full, timed_out, too_long (failed: no cause recorded)
 //                     one per failure cause behind >= 1% of the requests: one request in a
 //                     hundred failing is what users notice as "errors", not noise.
+//  slo_missed         SLOs are set and fewer than 90% of the requests met them: the usual
+//                     target, so a run below it is not healthy whatever else it shows.
 //  max_num_seqs_full  >= 10% of the replicas' busy time in steps that left requests waiting
 //                     with max_num_seqs running.
 //  token_budget_full  the same with the whole max_num_batched_tokens used.
@@ -51,6 +53,7 @@ struct DiagnosisThresholds {
   double station_utilisation = 0.95;  // fraction of worker time busy
   double station_mean_queue = 1.0;    // jobs waiting, time-averaged
   double error_share = 0.01;          // failed requests of one cause / requests
+  double slo_attainment = 0.90;       // requests meeting every SLO / requests
   double limit_busy_share = 0.10;     // seconds held back by one limit / busy seconds
   double preemptions_per_request = 0.01;
   double engine_queue_ttft_share = 0.5;

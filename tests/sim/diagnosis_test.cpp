@@ -125,6 +125,17 @@ TEST(Diagnosis, FailuresWithoutACauseAreStillCounted) {
   EXPECT_EQ(r->text, "2 of 100 requests (2.0%) failed, with no cause recorded");
 }
 
+TEST(Diagnosis, SloMissedBelowNinetyPercentAttainment) {
+  RunFacts f = calm_run();
+  f.summary.slo_attainment = 0.9;
+  f.summary.goodput = 1.8;
+  EXPECT_FALSE(finding(diagnose(f), "slo_missed"));
+  f.summary.slo_attainment = 0.899;
+  const std::optional<Finding> r = finding(diagnose(f), "slo_missed");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->text, "only 89.9% of requests met the SLOs (goodput 1.80 of 2.00 req/s)");
+}
+
 TEST(Diagnosis, QueueFullNamesTheStationThatRefused) {
   RunFacts f = with_station(0.5, 0);
   f.stations[0].rejected = 7;
