@@ -184,6 +184,94 @@ def safetensors():
     write_dict("fuzz_safetensors", docs, JSON_TOKENS + ['"F16"', '"BF16"', '"F32"', '"I64"'])
 
 
+# The first byte of an openai_request input: bit 0 the endpoint (1: chat), bits 1-2 the
+# vocabulary (0: 32000 tokens, 1: 257, 2: 100, 3: 1); see fuzz_openai_request.cpp.
+OPENAI_BODIES = [
+    (0, {"model": "tiny", "prompt": "Hello, world", "max_tokens": 8}),
+    (0, {"prompt": [1, 2, 3], "max_tokens": 4, "min_tokens": 2, "stop_token_ids": [7],
+         "ignore_eos": True, "temperature": 0, "seed": 42}),
+    (0, {"prompt": [[5, 6, 7]], "stream": True, "stream_options": {"include_usage": True,
+         "continuous_usage_stats": True}, "top_p": 0.9}),
+    (0, {"prompt": ["one prompt"], "n": 1, "echo": False, "logprobs": None, "user": "u"}),
+    (2, {"prompt": "byte \u00e9 beyond 100 tokens"}),
+    (6, {"prompt": [0]}),
+    (1, {"model": "tiny", "messages": [{"role": "system", "content": "Be brief."},
+                                       {"role": "user", "content": "Hi"}],
+         "max_completion_tokens": 32, "stream": True}),
+    (1, {"messages": [{"role": "user", "content": [{"type": "text", "text": "a"},
+                                                   {"type": "text", "text": "b"}]}],
+         "max_tokens": 4000, "temperature": 1e308}),
+    (1, {"messages": [], "tools": []}),
+]
+
+
+def openai_requests():
+    docs = []
+    for i, (head, body) in enumerate(OPENAI_BODIES):
+        write("fuzz_openai_request", "body-%02d.json" % i, bytes([head]) + json.dumps(body).encode())
+        docs.append(body)
+    write("fuzz_openai_request", "not-an-object.json", b"\x00[1,2]")
+    write("fuzz_openai_request", "malformed.json", b'\x01{"messages": [')
+    extra = ['"best_of"', '"presence_penalty"', '"frequency_penalty"', '"stop"', '"tool_choice"',
+             '"response_format"', '"use_beam_search"', '"top_k"', '"assistant"', '"text"']
+    write_dict("fuzz_openai_request", docs, JSON_TOKENS + extra)
+
+
+def run_folders():
+    summary = {"scenario": "quickstart", "model": "Llama-3-8B", "gpu": "H100-SXM", "seed": 1,
+               "simulated_s": 12.5,
+               "summary": {"requests": 3, "completed": 2, "rejected": 1, "timed_out": 0,
+                           "duration_s": 12.5, "request_throughput_per_s": 0.16,
+                           "output_tokens_per_s": 20.0, "error_rate": 0.33,
+                           "ttft": {"count": 2, "mean_ms": 30.0, "p50_ms": 25.0, "p99_ms": 35.0},
+                           "tpot": {"count": 1, "p50_ms": 8.0}, "itl": None},
+               "steps": {"count": 40}, "replicas": []}
+    header = ("id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
+              "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
+              "ttft_s,tpot_s,e2e_s,step_index,cause\n")
+    rows = ("0,0,ok,0.0,0.001,0.025,1.2,512,128,0,0,0.001,0.025,0.008,1.2,3,\n"
+            "1,0,ok,0.5,0.52,0.535,0.9,64,1,0,1,0.02,0.035,,0.4,7,\n"
+            "2,,rejected,1.0,,,1.0,9000,0,0,0,,,,,,too_long\n")
+    text = json.dumps(summary, indent=1)
+    write("fuzz_run_folder", "simulated.run", text + "\0" + header + rows)
+    measured = dict(summary)
+    del measured["simulated_s"]
+    write("fuzz_run_folder", "measured-crlf.run",
+          json.dumps(measured) + "\0" + (header + rows).replace("\n", "\r\n"))
+    write("fuzz_run_folder", "no-requests.run", text)
+    write("fuzz_run_folder", "header-only.run", text + "\0" + header)
+    extra = ['"ok"', '"rejected"', '"timed_out"', ",", "\n", "\r\n", "nan", "inf", "\0"]
+    extra += ['"%s"' % c for c in header.strip().split(",")]
+    write_dict("fuzz_run_folder", [summary], JSON_TOKENS + extra)
+
+
+def services(scenario_docs):
+    docs = [d["service"] for d in scenario_docs if "service" in d]
+    # Every example of docs/service-layer.md with a service block.
+    text = (ROOT / "docs" / "service-layer.md").read_text()
+    for block in re.findall(r"```json\n(.*?)```", text, re.S):
+        try:
+            d = json.loads(block)
+        except ValueError:
+            continue
+        if isinstance(d, dict) and "service" in d:
+            docs.append(d["service"])
+    docs.append({"client": {"timeout_s": 30, "retry": {
+        "max_attempts": 100, "on": ["rate_limited", "queue_full", "timed_out"],
+        "initial_backoff_s": 1e-300, "max_backoff_s": 1e300, "multiplier": 1e300,
+        "jitter": "equal"}}})
+    docs.append({"gateway": {"workers": 2, "queue_capacity": 8, "timeout_s": 5,
+                             "rate_limit": {"tokens_per_min": 6000}},
+                 "stages": [{"name": "retrieval", "request_s": {"type": "lognormal",
+                                                              "mean": 0.05, "std": 0.02}}]})
+    for i, d in enumerate(docs):
+        write("fuzz_service", "service-%02d.json" % i, json.dumps(d, indent=1))
+    write("fuzz_service", "none.json", '"none"')
+    write_dict("fuzz_service", docs, JSON_TOKENS + ['"none"', '"full"', '"equal"',
+                                                    '"rate_limited"', '"queue_full"',
+                                                    '"timed_out"', '"fixed"', '"lognormal"'])
+
+
 if __name__ == "__main__":
     docs = scenarios()
     traces()
@@ -192,3 +280,6 @@ if __name__ == "__main__":
     gpus()
     profiles()
     safetensors()
+    openai_requests()
+    run_folders()
+    services(docs)
