@@ -47,4 +47,21 @@ void fit_axis(QValueAxis* axis, double min, double max) {
   axis->applyNiceNumbers();
 }
 
+bool spans_decades(double min, double max, double decades) {
+  return min > 0.0 && std::isfinite(max) && std::log10(max / min) > decades;
+}
+
+QLogValueAxis* add_log_axis(QChart* chart, const QString& title, Qt::Alignment alignment,
+                            double min, double max) {
+  auto* axis = new QLogValueAxis(chart);
+  axis->setTitleText(title);
+  axis->setBase(10.0);
+  axis->setLabelFormat(QStringLiteral("%g"));
+  axis->setMinorTickCount(-1);  // Qt's "as many as the base has": 2 … 9 between decades
+  chart->addAxis(axis, alignment);
+  axis->setRange(std::pow(10.0, std::floor(std::log10(min))),
+                 std::pow(10.0, std::ceil(std::log10(max))));
+  return axis;
+}
+
 }  // namespace servesim::gui

@@ -5,6 +5,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QLogValueAxis>
 #include <QString>
 #include <QValueAxis>
 
@@ -18,5 +19,12 @@ QValueAxis* add_axis(QChart* chart, const QString& title, Qt::Alignment alignmen
 void replace_chart(QChartView* view, QChart* chart);
 // Sets the range to [min, max] widened to nice numbers; a degenerate range gets room around it.
 void fit_axis(QValueAxis* axis, double min, double max);
+// Whether positive values from `min` to `max` span more than `decades` powers of ten (a linear
+// axis then squeezes the small ones onto zero); false when min <= 0, which a log axis cannot show.
+bool spans_decades(double min, double max, double decades);
+// A base-10 log axis titled `title`, added to `chart` at `alignment`, ranging over the powers of
+// ten around [min, max] (min > 0).
+QLogValueAxis* add_log_axis(QChart* chart, const QString& title, Qt::Alignment alignment,
+                            double min, double max);
 
 }  // namespace servesim::gui

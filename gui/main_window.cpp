@@ -17,6 +17,7 @@
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSettings>
+#include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
 #include <QTableView>
@@ -28,6 +29,7 @@
 #include "gui/compare_model.h"
 #include "gui/compare_view.h"
 #include "gui/csv_export.h"
+#include "gui/diagnosis_view.h"
 #include "gui/latency_cdf_model.h"
 #include "gui/latency_view.h"
 #include "gui/memory_plan_model.h"
@@ -36,6 +38,8 @@
 #include "gui/scenario_editor.h"
 #include "gui/simulation_runner.h"
 #include "gui/summary_model.h"
+#include "gui/time_breakdown_model.h"
+#include "gui/time_breakdown_view.h"
 #include "gui/timeline_model.h"
 #include "gui/timeline_view.h"
 #include "gui/tradeoff_controller.h"
@@ -70,7 +74,8 @@ MainWindow::MainWindow(QWidget* parent)
       summary_model_(new SummaryModel(this)),
       memory_model_(new MemoryPlanModel(document_->catalog().gpus(), this)),
       timeline_model_(new TimelineModel(this)),
-      latency_model_(new LatencyCdfModel(this)) {
+      latency_model_(new LatencyCdfModel(this)),
+      time_breakdown_model_(new TimeBreakdownModel(this)) {
   setObjectName(QStringLiteral("servesim_main_window"));
   editor_ = new ScenarioEditor(document_, this);
   auto* dock = new QDockWidget(tr("Scenario"), this);
@@ -113,11 +118,19 @@ void MainWindow::build_centre() {
   summary_view_->verticalHeader()->hide();
   summary_view_->setAlternatingRowColors(true);
 
+  diagnosis_view_ = new DiagnosisView(this);
+  auto* summary_page = new QSplitter(Qt::Horizontal, this);
+  summary_page->addWidget(summary_view_);
+  summary_page->addWidget(diagnosis_view_);
+  summary_page->setStretchFactor(0, 3);
+  summary_page->setStretchFactor(1, 2);
+
   tabs_ = new QTabWidget(this);
-  tabs_->addTab(summary_view_, tr("Summary"));
+  tabs_->addTab(summary_page, tr("Summary"));
   tabs_->addTab(new MemoryView(memory_model_, this), tr("Memory"));
   tabs_->addTab(new TimelineView(timeline_model_, this), tr("Timeline"));
   tabs_->addTab(new LatencyView(latency_model_, this), tr("Latency"));
+  tabs_->addTab(new TimeBreakdownView(time_breakdown_model_, this), tr("Where time goes"));
   tabs_->addTab(tradeoffs_->view(), tr("Trade-offs"));
   tabs_->addTab(compare_->view(), tr("Compare"));
 
@@ -305,6 +318,8 @@ void MainWindow::on_run_finished(std::shared_ptr<const RunSnapshot> snapshot) {
   summary_model_->set_summary(r.summary, snapshot->slo);
   timeline_model_->set_points(snapshot->timeline);
   latency_model_->set_data(snapshot->cdf, r.summary);
+  time_breakdown_model_->set_breakdown(r.summary.time);
+  diagnosis_view_->set_findings(snapshot->diagnosis);
   show_banner(tr("Run #%1: %2 requests completed in %3 s simulated (%4 s wall); fingerprint %5")
                   .arg(snapshot->job)
                   .arg(r.summary.completed)
@@ -442,6 +457,8 @@ QAbstractItemModel* MainWindow::tab_model(Tab tab) const {
       return timeline_model_;
     case kLatencyTab:
       return latency_model_;
+    case kWhereTimeTab:
+      return time_breakdown_model_;
     case kTradeoffsTab:
       return tradeoffs_->model();
     case kCompareTab:

@@ -1,10 +1,10 @@
 // MainWindow: servesim-gui's window. The scenario editor docks on the left; the views of the
-// latest result (Summary, Memory, Timeline, Latency) are tabs in the centre, beside
-// Trade-offs (a one-knob sweep of the scenario) and Compare (several runs side by side).
-// The window builds the widgets, the menus and the toolbar, runs the scenario through its
-// SimulationRunner (so it never waits for a simulation) and shows the result; the Trade-offs
-// and Compare tabs are run by their controllers, which the window hands the document, the
-// result on display, Cancel and its status bar. The Memory tab follows every edit at once
+// latest result (Summary with the diagnosis, Memory, Timeline, Latency, Where time goes) are tabs
+// in the centre, beside Trade-offs (a one-knob sweep of the scenario) and Compare (several runs
+// side by side). The window builds the widgets, the menus and the toolbar, runs the scenario
+// through its SimulationRunner (so it never waits for a simulation) and shows the result; the
+// Trade-offs and Compare tabs are run by their controllers, which the window hands the document,
+// the result on display, Cancel and its status bar. The Memory tab follows every edit at once
 // (MemoryPlanModel computes the plan, no simulation). Window geometry, dock layout and recent
 // files persist in QSettings.
 //
@@ -38,6 +38,8 @@ class ScenarioDocument;
 class ScenarioEditor;
 class SimulationRunner;
 class SummaryModel;
+class TimeBreakdownModel;
+class DiagnosisView;
 class TimelineModel;
 class TradeoffController;
 
@@ -50,6 +52,7 @@ class MainWindow : public QMainWindow {
     kMemoryTab,
     kTimelineTab,
     kLatencyTab,
+    kWhereTimeTab,
     kTradeoffsTab,
     kCompareTab,
     kTabCount
@@ -82,6 +85,8 @@ class MainWindow : public QMainWindow {
   MemoryPlanModel* memory_model() const { return memory_model_; }
   TimelineModel* timeline_model() const { return timeline_model_; }
   LatencyCdfModel* latency_model() const { return latency_model_; }
+  TimeBreakdownModel* time_breakdown_model() const { return time_breakdown_model_; }
+  DiagnosisView* diagnosis_view() const { return diagnosis_view_; }
   TradeoffController* tradeoffs() const { return tradeoffs_; }
   CompareController* compare() const { return compare_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -140,11 +145,13 @@ class MainWindow : public QMainWindow {
   MemoryPlanModel* memory_model_;
   TimelineModel* timeline_model_;
   LatencyCdfModel* latency_model_;
+  TimeBreakdownModel* time_breakdown_model_;
   TradeoffController* tradeoffs_ = nullptr;
   CompareController* compare_ = nullptr;
   ScenarioEditor* editor_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* summary_view_ = nullptr;
+  DiagnosisView* diagnosis_view_ = nullptr;
   QLabel* banner_ = nullptr;
   QLabel* status_ = nullptr;
   QProgressBar* progress_ = nullptr;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "models/memory_plan.h"
+#include "sim/metrics/diagnosis.h"
 #include "sim/metrics/metrics.h"
 #include "sim/run/simulation.h"
 
@@ -41,6 +42,7 @@ struct RunSnapshot {
   std::vector<TimelinePoint> timeline;  // downsampled to a bounded number of points
   std::vector<CdfPoint> cdf;            // empty when no request completed
   double wall_s = 0.0;                  // wall-clock seconds the run took
+  std::vector<Finding> diagnosis;       // diagnose() of the result, as `simulate` prints it
 };
 
 }  // namespace servesim::gui

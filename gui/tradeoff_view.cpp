@@ -32,6 +32,9 @@ const QColor kTpotColor(0x2e, 0x9e, 0x6a);
 const QColor kThroughputColor(0xe3, 0x8b, 0x2c);
 const QColor kFrontierColor(0x8c, 0x6b, 0xb1);
 const QColor kRateColor(0xc6, 0x28, 0x28);
+// A latency axis turns logarithmic past this many decades between its smallest and largest
+// point: on a linear one, 10 ms next to 10 s reads as zero.
+constexpr double kLogAxisDecades = 2.0;
 
 struct Range {
   double min = std::numeric_limits<double>::infinity();
@@ -205,10 +208,11 @@ QString TradeoffView::message() const {
 void TradeoffView::redraw() {
   const QString key = model_->key().isEmpty() ? tr("knob") : model_->key();
   draw_against_knob(latency_chart_, tr("p99 latency vs %1").arg(key),
-                    {TradeoffModel::kTtftP99, kTtftColor}, {TradeoffModel::kTpotP99, kTpotColor});
+                    {TradeoffModel::kTtftP99, kTtftColor}, {TradeoffModel::kTpotP99, kTpotColor},
+                    true);
   draw_against_knob(throughput_chart_, tr("Throughput vs %1").arg(key),
                     {TradeoffModel::kThroughput, kThroughputColor},
-                    {TradeoffModel::kRequestRate, kRateColor});
+                    {TradeoffModel::kRequestRate, kRateColor}, false);
   draw_frontier();
 }
 
@@ -235,20 +239,28 @@ QAbstractAxis* TradeoffView::add_knob_axis(QChart* chart) const {
 }
 
 void TradeoffView::draw_against_knob(QChartView* view, const QString& title, const Metric& left,
-                                     const Metric& right) {
+                                     const Metric& right, bool log_when_decades) {
   QChart* chart = make_chart(title);
   QAbstractAxis* x = add_knob_axis(chart);
   // Each metric has its own axis: p99 TTFT and TPOT differ by orders of magnitude.
   for (const auto& [metric, alignment] :
        {std::pair{&left, Qt::AlignLeft}, std::pair{&right, Qt::AlignRight}}) {
-    QValueAxis* y = add_axis(chart, TradeoffModel::column_name(metric->column), alignment);
-    y->setLinePenColor(metric->color);
     Range range;
     QLineSeries* series = metric_series(*model_, metric->column, metric->color, &range);
     chart->addSeries(series);
     series->attachAxis(x);
+    const QString name = TradeoffModel::column_name(metric->column);
+    QAbstractAxis* y = nullptr;
+    if (log_when_decades && spans_decades(range.min, range.max, kLogAxisDecades)) {
+      y = add_log_axis(chart, tr("%1, log scale").arg(name), alignment, range.min, range.max);
+    } else {
+      QValueAxis* linear =
+          add_axis(chart, log_when_decades ? tr("%1, linear").arg(name) : name, alignment);
+      fit_axis(linear, 0.0, range.empty() ? 1.0 : range.max);
+      y = linear;
+    }
+    y->setLinePenColor(metric->color);
     series->attachAxis(y);
-    fit_axis(y, 0.0, range.empty() ? 1.0 : range.max);
   }
   replace_chart(view, chart);
 }

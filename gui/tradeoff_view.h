@@ -2,7 +2,8 @@
 // (a list of the keys people sweep, or any scenario key typed in), its values as
 // `servesim sweep --vary` takes them (a list "8,16,32" or a range "16:128:16"), Run sweep,
 // progress and Cancel, and a one-line message (an error in red). Below, in a 2 x 2 grid: p99
-// TTFT and p99 TPOT against the knob; output tokens/s and requests/s against the knob; output
+// TTFT and p99 TPOT against the knob (an axis whose values span more than two decades is
+// logarithmic, and its title says so); output tokens/s and requests/s against the knob; output
 // tokens/s per GPU against tokens/s per user across the points (the throughput-interactivity
 // frontier); and the TradeoffModel table.
 //
@@ -49,6 +50,8 @@ class TradeoffView : public QWidget {
   QString message() const;
   QPushButton* run_button() const { return run_; }
   QPushButton* cancel_button() const { return cancel_; }
+  // The p99 TTFT / TPOT chart (for tests: its axes' scale).
+  QChartView* latency_chart() const { return latency_chart_; }
 
  signals:
   void run_requested();
@@ -63,9 +66,11 @@ class TradeoffView : public QWidget {
   void redraw();
   // The knob as the x axis: its values, or one tick per name when they are not numbers.
   QAbstractAxis* add_knob_axis(QChart* chart) const;
-  // Two metrics against the knob, `left` on the left axis and `right` on the right one.
+  // Two metrics against the knob, `left` on the left axis and `right` on the right one; with
+  // `log_when_decades`, an axis whose values span more than two decades is logarithmic, and
+  // each axis title says which scale it has.
   void draw_against_knob(QChartView* view, const QString& title, const Metric& left,
-                         const Metric& right);
+                         const Metric& right, bool log_when_decades);
   void draw_frontier();
 
   TradeoffModel* model_;

@@ -91,7 +91,8 @@ class ScreenshotTest : public QObject {
     QVERIFY(w.tradeoffs()->run_sweep());
     QTRY_COMPARE_WITH_TIMEOUT(swept.count(), 1, 60000);
 
-    const char* names[] = {"summary", "memory", "timeline", "latency", "tradeoffs", "compare"};
+    const char* names[] = {"summary", "memory",    "timeline",
+                           "latency", "where-time", "tradeoffs", "compare"};
     static_assert(sizeof names / sizeof names[0] == MainWindow::kTabCount);
     for (int tab = 0; tab < MainWindow::kTabCount; ++tab) {
       w.tabs()->setCurrentIndex(tab);
@@ -99,6 +100,28 @@ class ScreenshotTest : public QObject {
       const QImage page = w.tabs()->currentWidget()->grab().toImage();
       verify_not_blank(page, names[tab], tab != MainWindow::kSummaryTab);
       const QString path = screenshot_dir() + "/gui-" + names[tab] + ".png";
+      QVERIFY(w.grab().save(path));
+      verify_not_blank(QImage(path), path, tab != MainWindow::kSummaryTab);
+    }
+  }
+
+  // The RAG service: its diagnosis beside the Summary, its time by segment, the Service form.
+  void a_service_path_and_its_diagnosis() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    QVERIFY(w.open_template(test::scenario_path("service-rag.json")));
+    w.document()->set_value("workload.num_requests", nlohmann::json(600));
+    QSignalSpy finished(w.runner(), &SimulationRunner::finished);
+    QVERIFY(w.run());
+    QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 30000);
+    const std::pair<MainWindow::Tab, const char*> shots[] = {
+        {MainWindow::kSummaryTab, "gui-diagnosis.png"},
+        {MainWindow::kWhereTimeTab, "gui-where-time-rag.png"}};
+    for (const auto& [tab, name] : shots) {
+      w.tabs()->setCurrentIndex(tab);
+      QCoreApplication::processEvents();
+      const QString path = screenshot_dir() + "/" + name;
       QVERIFY(w.grab().save(path));
       verify_not_blank(QImage(path), path, tab != MainWindow::kSummaryTab);
     }
