@@ -24,6 +24,7 @@
 
 #include "gui/length_distribution_edit.h"
 #include "gui/scenario_document.h"
+#include "gui/service_edit.h"
 
 namespace servesim::gui {
 namespace {
@@ -85,7 +86,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
     layout->setContentsMargins(0, 0, 0, 0);
     layout->addWidget(box, 1);
     auto* browse = new QToolButton(row);
-    browse->setText(QStringLiteral("…"));
+    browse->setText(tr("Browse…"));
     browse->setToolTip(title);
     connect(browse, &QToolButton::clicked, this, [this, key, title] { browse_file(key, title); });
     layout->addWidget(browse);
@@ -234,6 +235,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   forms_layout->setContentsMargins(0, 0, 0, 0);
   forms_layout->addWidget(form_box);
   forms_layout->addWidget(workload_box);
+  service_ = new ServiceEdit(document_, forms);
+  forms_layout->addWidget(service_);
   // The form scrolls, so a short window still leaves room for the JSON text; the error stays
   // in view below it.
   auto* form_scroll = new QScrollArea(this);

@@ -2,7 +2,9 @@
 // people turn most (model, GPU, TP/PP/DP, max_num_seqs, max_num_batched_tokens,
 // max_model_len, gpu_memory_utilization, prefix caching, SLOs) and for an inline workload
 // (arrival process and its rate, gamma CV or clients, prompt and output length
-// distributions, request count, shared prefixes) above the full JSON text. Both edit the same
+// distributions, request count, shared prefixes) and the service path (ServiceEdit) above the
+// full JSON text. Model and GPU are editable lists of the catalog's names that also take a
+// file path (typed, or from "Browse…"). Both edit the same
 // document: a field writes its key into the JSON, typing in the JSON refreshes the fields.
 // Workload fields are disabled for a workload kept in its own file, and the parameters of an
 // arrival process other than the one chosen are disabled. The validation error is shown under
@@ -24,6 +26,7 @@ class QPlainTextEdit;
 namespace servesim::gui {
 
 class ScenarioDocument;
+class ServiceEdit;
 
 class ScenarioEditor : public QWidget {
   Q_OBJECT
@@ -39,6 +42,8 @@ class ScenarioEditor : public QWidget {
   // Keys of the fields currently flagged invalid.
   QStringList invalid_fields() const;
   QPlainTextEdit* text_edit() const { return text_; }
+  // The Service group (its own fields: ServiceEdit::field()).
+  ServiceEdit* service_edit() const { return service_; }
   QString error_text() const;
 
  private:
@@ -64,6 +69,7 @@ class ScenarioEditor : public QWidget {
   std::vector<Field> fields_;
   QLabel* error_;
   QPlainTextEdit* text_;
+  ServiceEdit* service_ = nullptr;
 };
 
 }  // namespace servesim::gui
