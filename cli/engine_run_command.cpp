@@ -11,7 +11,9 @@
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
 #include "sim/metrics/diagnosis.h"
+#include "sim/metrics/knee.h"
 #include "sim/metrics/result_writer.h"
+#include "sim/metrics/step_table.h"
 #include "sim/run/scenario.h"
 
 namespace servesim {
@@ -64,11 +66,18 @@ CLI::App* add_engine_run_command(CLI::App& engine, EngineRunOptions& o) {
   run->add_option("--trace", o.trace_path, "Write the engine's per-step trace (JSON lines)");
   run->add_flag("--profile", o.profile, "Per-op times in the trace and the summary");
   run->add_flag("--json", o.json, "Print the summary as JSON");
+  run->add_option("--max-error-rate", o.max_error_rate,
+                  "Error rate above which a step of a stepped workload counts as broken, for the "
+                  "knee")
+      ->capture_default_str();
   return run;
 }
 
 int run_engine_run(const EngineRunOptions& o) {
   const Backend backend = parse_backend(o.backend);
+  if (!(o.max_error_rate >= 0 && o.max_error_rate <= 1)) {
+    throw ConfigError("--max-error-rate must be in [0, 1]");
+  }
   std::vector<std::string> overrides = o.overrides;
   if (o.seed) overrides.push_back("seed=" + std::to_string(*o.seed));
   Catalog catalog;
@@ -114,8 +123,10 @@ int run_engine_run(const EngineRunOptions& o) {
   j["wall_s"] = result.wall_s;
   j["stopped"] = result.stopped;
   j["summary"] = summary_json(result.summary);
+  const Knee knee = find_knee(result.by_step, c.metrics.slo, o.max_error_rate);
   if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {
     j["steps"] = steps;
+    j["knee"] = knee_json(knee, c.workload.steps);
   }
   j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
   const std::vector<Finding> why = diagnose({result.summary, {result.engine}, {}, result.wall_s});
@@ -141,9 +152,10 @@ int run_engine_run(const EngineRunOptions& o) {
       sc.max_num_seqs, sc.max_num_batched_tokens, sc.max_model_len);
   print_summary(stdout, result.summary, "wall clock");
   print_diagnosis(stdout, why);
-  for (size_t i = 0; i < result.by_step.size(); ++i) {
-    std::printf("\n step %zu: %d clients\n", i + 1, c.workload.steps[i]);
-    print_summary(stdout, result.by_step[i], "wall clock");
+  if (!result.by_step.empty()) {
+    print_step_table(stdout, result.by_step,
+                     {c.workload.steps, c.workload.step_duration_s, c.step_warmup_s});
+    print_knee(stdout, knee, c.workload.steps);
   }
   std::printf("  %lld engine steps, %.1f s busy of %.1f s%s\n",
               static_cast<long long>(result.engine.steps), result.engine.busy_s, result.wall_s,

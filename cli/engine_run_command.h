@@ -32,6 +32,7 @@ struct EngineRunOptions {
   std::string trace_path;
   bool profile = false;
   bool json = false;
+  double max_error_rate = 0.01;  // fraction; a stepped run's step failing more is its knee
 };
 
 // Adds `run` to the `engine` subcommand.

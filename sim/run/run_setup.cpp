@@ -59,16 +59,20 @@ nlohmann::json cost_model_json(const SimulationConfig& c) {
           {"backend", c.profile->backend}};
 }
 
-// The scenario's block `key` as given; a workload file is read in (its path kept beside it).
+// The scenario's block `key` as given after --set; null when absent.
 nlohmann::json block(const RunSetup& setup, const char* key) {
   const nlohmann::json& j = setup.scenario_json;
-  if (!j.is_object() || !j.contains(key)) return nullptr;
-  const nlohmann::json& value = j.at(key);
-  if (std::string(key) != "workload" || !value.is_string()) return value;
-  std::filesystem::path path = value.get<std::string>();
+  return j.is_object() && j.contains(key) ? j.at(key) : nlohmann::json();
+}
+
+// The workload as given; a workload file is read in, its path kept under "file".
+nlohmann::json workload_block(const RunSetup& setup) {
+  const nlohmann::json given = block(setup, "workload");
+  if (!given.is_string()) return given;
+  std::filesystem::path path = given.get<std::string>();
   if (path.is_relative()) path = std::filesystem::path(setup.base_dir) / path;
   nlohmann::json workload = load_json_file(path.string());
-  workload["file"] = value;
+  workload["file"] = given;
   return workload;
 }
 
@@ -105,7 +109,7 @@ nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
           {"engine", engine_json(sim)},
           {"cost_model", cost_model_json(c)},
           {"service", c.service.enabled ? block(setup, "service") : nlohmann::json("none")},
-          {"workload", block(setup, "workload")},
+          {"workload", workload_block(setup)},
           {"slo", block(setup, "slo")},
           {"metrics", block(setup, "metrics")},
           {"max_error_rate", setup.max_error_rate},

@@ -92,6 +92,28 @@ TEST(EngineRunCommand, PromptsBeyondMaxModelLenAreRejectedAndCounted) {
   EXPECT_EQ(j["summary"]["requests"], 4);
 }
 
+TEST(EngineRunCommand, SteppedRunPrintsTheStepTableAndTheKnee) {
+  // Two 1-second steps of closed-loop clients with 2-token answers: a second or two of engine.
+  const std::string stepped =
+      " --set 'workload.arrival={\"type\": \"stepped\", \"steps\": [1, 2], "
+      "\"step_duration_s\": 1}' --set workload.output_tokens=2 --set workload.num_requests=0";
+  const fs::path dir = fs::temp_directory_path() / "servesim_engine_run_stepped";
+  fs::remove_all(dir);
+  const CliResult table = run_servesim("engine run " + kSmoke + stepped + " --out " + dir.string());
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  for (const char* s : {"per step: 2 steps of 1 s", "TTFT p50", "knee:"}) {
+    EXPECT_NE(table.out.find(s), std::string::npos) << s << "\n" << table.out;
+  }
+  std::ifstream summary(dir / "summary.json");
+  const nlohmann::json j = nlohmann::json::parse(summary);
+  ASSERT_EQ(j["steps"].size(), 2u);
+  EXPECT_TRUE(j["steps"][0].contains("unstable_percentiles"));
+  EXPECT_TRUE(j.contains("knee"));  // null, or the step that broke: wall-clock timing decides
+  fs::remove_all(dir);
+  expect_one_line_error(run_servesim("engine run " + kSmoke + " --max-error-rate 2"),
+                        "--max-error-rate must be in [0, 1]");
+}
+
 TEST(EngineRunCommand, BadInputIsAOneLineError) {
   expect_one_line_error(run_servesim("engine run " + kSmoke + " --backend cuda"), "--backend cuda");
   expect_one_line_error(
