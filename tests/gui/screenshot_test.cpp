@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QFile>
 #include <QImage>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSet>
 #include <QSignalSpy>
 #include <QTabWidget>
@@ -14,6 +16,8 @@
 #include "gui/compare_controller.h"
 #include "gui/main_window.h"
 #include "gui/scenario_document.h"
+#include "gui/scenario_editor.h"
+#include "gui/service_edit.h"
 #include "gui/simulation_runner.h"
 #include "gui/sweep_runner.h"
 #include "gui/tradeoff_controller.h"
@@ -91,8 +95,8 @@ class ScreenshotTest : public QObject {
     QVERIFY(w.tradeoffs()->run_sweep());
     QTRY_COMPARE_WITH_TIMEOUT(swept.count(), 1, 60000);
 
-    const char* names[] = {"summary", "memory",    "timeline",
-                           "latency", "where-time", "tradeoffs", "compare"};
+    const char* names[] = {"summary",    "memory",    "timeline", "latency",
+                           "where-time", "tradeoffs", "compare"};
     static_assert(sizeof names / sizeof names[0] == MainWindow::kTabCount);
     for (int tab = 0; tab < MainWindow::kTabCount; ++tab) {
       w.tabs()->setCurrentIndex(tab);
@@ -105,7 +109,7 @@ class ScreenshotTest : public QObject {
     }
   }
 
-  // The RAG service: its diagnosis beside the Summary, its time by segment, the Service form.
+  // The RAG service: its diagnosis beside the Summary, its time by segment, its Service box.
   void a_service_path_and_its_diagnosis() {
     MainWindow w;
     w.resize(1500, 900);
@@ -125,6 +129,15 @@ class ScreenshotTest : public QObject {
       QVERIFY(w.grab().save(path));
       verify_not_blank(QImage(path), path, tab != MainWindow::kSummaryTab);
     }
+    // The Service box, scrolled into view in the form.
+    auto* form = w.editor()->findChild<QScrollArea*>();
+    QVERIFY(form);
+    form->ensureWidgetVisible(w.editor()->service_edit(), 0, 0);
+    form->horizontalScrollBar()->setValue(0);  // the labels, not the fields' right edge
+    QCoreApplication::processEvents();
+    const QString path = screenshot_dir() + "/gui-service-form.png";
+    QVERIFY(w.grab().save(path));
+    verify_not_blank(QImage(path), path, true);
   }
 
   void memory_per_pipeline_stage() {
