@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/interrupt_flag.h"
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
 #include "plan/planner.h"
@@ -110,8 +111,16 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   // The frontier needs every candidate's operating point, not only the cheapest ones.
   p.search_all = o.search_all || o.pareto;
   if (!o.out_dir.empty() && share.rank() == 0) require_writable_directory(o.out_dir, "--out");
+  // Ctrl-C: candidates whose turn has not come are left unsearched, those running finish;
+  // the report of what was searched is written and printed, marked interrupted. A second
+  // Ctrl-C kills (InterruptFlag).
+  const InterruptFlag interrupt;
+  p.should_stop = [&interrupt] { return interrupt.raised(); };
   const PlanReport report = plan(p, catalog, share);
-  if (share.rank() != 0) return report.feasible() ? 0 : 1;
+  // 128 + SIGINT, the shell's convention; else nothing feasible is an answer, not a usage
+  // error: exit 1 so scripts can tell.
+  const int status = report.interrupted ? 130 : report.feasible() ? 0 : 1;
+  if (share.rank() != 0) return status;
 
   if (!o.out_dir.empty()) {
     const std::filesystem::path dir(o.out_dir);
@@ -127,8 +136,10 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   } else {
     std::cout << report.to_table(static_cast<size_t>(o.rows));
   }
-  // Nothing feasible is an answer, not a usage error: exit 1 so scripts can tell.
-  return report.feasible() ? 0 : 1;
+  if (report.interrupted) {
+    std::cerr << "interrupted: the plan ranks the candidates searched before Ctrl-C\n";
+  }
+  return status;
 }
 
 }  // namespace

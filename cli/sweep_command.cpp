@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "cli/interrupt_flag.h"
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
 #include "plan/sweep.h"
@@ -27,6 +28,13 @@ CLI::App* add_sweep_command(CLI::App& app, SweepCommandOptions& options) {
 
 namespace {
 
+// "8 points", or "3 of 8 points ran (interrupted)" for a stopped sweep.
+std::string points_line(const SweepReport& report) {
+  if (report.complete()) return std::to_string(report.points.size()) + " points";
+  return std::to_string(report.points.size()) + " of " + std::to_string(report.grid_points) +
+         " points ran (interrupted)";
+}
+
 int run(const SweepCommandOptions& options, WorkShare& share) {
   if (options.json && options.csv) throw ConfigError("sweep: give --json or --csv, not both");
   if (options.threads < 0) throw ConfigError("--threads must be >= 1 (or 0 for all cores)");
@@ -38,8 +46,14 @@ int run(const SweepCommandOptions& options, WorkShare& share) {
   if (!options.out_dir.empty() && share.rank() == 0) {
     require_writable_directory(options.out_dir, "--out");
   }
-  const SweepReport report = run_sweep(options.scenario, sweep, catalog, share);
-  if (share.rank() != 0) return 0;
+  // Ctrl-C: points not started are skipped, running ones stopped and left out; what finished
+  // is written and printed, marked incomplete. A second Ctrl-C kills (InterruptFlag).
+  const InterruptFlag interrupt;
+  SweepControl control;
+  control.should_stop = [&interrupt] { return interrupt.raised(); };
+  const SweepReport report = run_sweep(options.scenario, sweep, catalog, share, control);
+  const int status = report.complete() ? 0 : 130;  // 128 + SIGINT, the shell's convention
+  if (share.rank() != 0) return status;
   if (!options.out_dir.empty()) {
     const std::filesystem::path dir(options.out_dir);
     write_file_atomically((dir / "sweep.csv").string(), report.to_csv());
@@ -50,10 +64,13 @@ int run(const SweepCommandOptions& options, WorkShare& share) {
   } else if (options.csv) {
     std::cout << report.to_csv();
   } else {
-    std::cout << report.scenario << ": " << report.points.size() << " points\n"
-              << report.to_table();
+    std::cout << report.scenario << ": " << points_line(report) << "\n" << report.to_table();
   }
-  return 0;
+  if (!report.complete()) {
+    std::cerr << "interrupted: the results are those of the " << report.points.size() << " of "
+              << report.grid_points << " points that finished\n";
+  }
+  return status;
 }
 
 }  // namespace

@@ -43,6 +43,13 @@ bool within_limits(PlanCandidate& c, const PlanOptions& o) {
   return false;
 }
 
+void mark_interrupted(PlanCandidate& c) {
+  c.status = CandidateStatus::kInterrupted;
+  c.reason = "not searched: the plan was interrupted (Ctrl-C) before its turn";
+  c.limit = "interrupted";
+  c.gap = kInfiniteGap;
+}
+
 void mark_invalid(PlanCandidate& c, std::string reason) {
   c.status = CandidateStatus::kInvalid;
   c.reason = std::move(reason);

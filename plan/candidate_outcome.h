@@ -50,4 +50,7 @@ bool within_limits(PlanCandidate& c, const PlanOptions& o);
 // The engine rejects it, or a run of it completes nothing: ranked last, never searched.
 void mark_invalid(PlanCandidate& c, std::string reason);
 
+// Its turn came after the plan was stopped (Ctrl-C): ranked after every searched one.
+void mark_interrupted(PlanCandidate& c);
+
 }  // namespace servesim

@@ -17,10 +17,12 @@ int rank_group(const PlanCandidate& c) {
       return 4;
     case CandidateStatus::kDoesNotFit:
       return 5;
+    case CandidateStatus::kInterrupted:
+      return 6;
     case CandidateStatus::kInvalid:
       break;
   }
-  return 6;
+  return 7;
 }
 
 }  // namespace

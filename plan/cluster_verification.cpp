@@ -62,7 +62,8 @@ void verify_clusters(PlanState& state) {
     to_verify.push_back(i);
   }
   state.share_for_candidates(
-      to_verify, [&](size_t i) { verify_candidate(state, i); }, SharedOutcome::kCandidate);
+      to_verify, [&](size_t i) { verify_candidate(state, i); }, SharedOutcome::kCandidate,
+      WhenStopped::kSkip);
 }
 
 }  // namespace servesim

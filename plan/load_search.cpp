@@ -230,11 +230,11 @@ void search_loads(PlanState& state) {
         wave.push_back(i);
       }
     }
-    state.report.searched += wave.size();
     state.share_for_candidates(
         wave, [&](size_t i) { search_candidate(state, i); }, SharedOutcome::kCandidate);
     for (size_t i : wave) {
       const PlanCandidate& c = state.candidates[i];
+      if (c.status != CandidateStatus::kInterrupted) ++state.report.searched;
       if (c.status == CandidateStatus::kFeasible) feasible_costs.push_back(c.cost_per_hour);
     }
   }

@@ -83,8 +83,16 @@ std::string table_header(const PlanReport& r) {
   }
   out += "\n  " + std::to_string(r.enumerated) + " candidates, " + std::to_string(r.simulated) +
          " probed, " + std::to_string(r.searched) + " searched (" + std::to_string(r.simulations) +
-         " simulations of " + std::to_string(r.requests) + " requests)\n\n";
-  return out;
+         " simulations of " + std::to_string(r.requests) + " requests)\n";
+  if (r.interrupted) {
+    const auto left = std::count_if(r.candidates.begin(), r.candidates.end(), [](const auto& c) {
+      return c.status == CandidateStatus::kInterrupted;
+    });
+    out += "  interrupted (Ctrl-C): " + std::to_string(left) + " of the " +
+           std::to_string(r.simulated) +
+           " candidates that fit were not searched; the ranking covers the others\n";
+  }
+  return out + "\n";
 }
 
 // Nothing is feasible: the closest candidates (at least one) and what each would need.
@@ -157,6 +165,8 @@ std::string_view candidate_status_name(CandidateStatus status) {
       return "misses SLO";
     case CandidateStatus::kDoesNotFit:
       return "does not fit";
+    case CandidateStatus::kInterrupted:
+      return "interrupted";
     case CandidateStatus::kInvalid:
       break;
   }
@@ -195,6 +205,7 @@ nlohmann::json PlanReport::to_json() const {
   j["candidates_probed"] = simulated;
   j["candidates_searched"] = searched;
   j["simulations"] = simulations;
+  if (interrupted) j["interrupted"] = true;
   j["feasible"] = feasible();
   if (feasible()) {
     j["vllm_command"] = vllm_command();

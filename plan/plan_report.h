@@ -30,6 +30,7 @@ enum class CandidateStatus {
   kSloUnreachable,  // misses an SLO even at the lowest load searched
   kDoesNotFit,      // pruned by MemoryPlan
   kInvalid,         // parallelism or flags the engine rejects
+  kInterrupted,     // not searched: the plan was stopped (Ctrl-C) before its turn
 };
 
 struct PlanCandidate {
@@ -87,6 +88,9 @@ struct PlanReport {
   size_t simulated = 0;       // candidates that fit and got a saturation probe
   size_t searched = 0;        // of those, candidates whose sustained load was searched
   uint64_t simulations = 0;
+  // Stopped by PlanOptions::should_stop: the candidates searched before are ranked as usual
+  // (the top K maybe unverified), the rest are kInterrupted.
+  bool interrupted = false;
   // Ranked: feasible (verified first), then the rest by how close they came.
   std::vector<PlanCandidate> candidates;
   std::vector<ParetoPoint> pareto;  // the frontier, by tokens/s per user ascending

@@ -139,12 +139,26 @@ PlanState::PlanState(Inputs inputs, const Catalog& catalog_in, WorkShare& share_
   report.requests = options.requests;
 }
 
+bool PlanState::stop_requested() {
+  if (stopped_.load(std::memory_order_relaxed)) return true;
+  if (!options.should_stop || !options.should_stop()) return false;
+  stopped_ = true;
+  return true;
+}
+
 void PlanState::share_for_candidates(const std::vector<size_t>& items,
-                                     const std::function<void(size_t)>& body,
-                                     SharedOutcome shared) {
+                                     const std::function<void(size_t)>& body, SharedOutcome shared,
+                                     WhenStopped when_stopped) {
   const bool with_probe = shared == SharedOutcome::kCandidateAndProbe;
+  auto run_item = [&](size_t k) {
+    if (!stop_requested()) {
+      body(items[k]);
+    } else if (when_stopped == WhenStopped::kMarkInterrupted) {
+      mark_interrupted(candidates[items[k]]);
+    }
+  };
   share_for(
-      share, items.size(), options.threads, [&](size_t k) { body(items[k]); },
+      share, items.size(), options.threads, run_item,
       [&](size_t k, ByteWriter& out) {
         auto write = [&](const auto& v) { out.write(v); };
         outcome_fields(candidates[items[k]], write);

@@ -18,6 +18,7 @@
 //   3. options, scenario and evaluator are fixed at construction (const).
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <functional>
 #include <string>
@@ -42,6 +43,9 @@ enum class SharedOutcome {
   kCandidateAndProbe,  // those and its saturation probe
 };
 
+// What share_for_candidates does with an item it skips after a stop.
+enum class WhenStopped { kMarkInterrupted, kSkip };
+
 struct PlanState {
   // Throws ConfigError for bad options, an unreadable scenario, a trace workload or no SLO.
   PlanState(const PlanOptions& options, const Catalog& catalog, WorkShare& share);
@@ -50,8 +54,16 @@ struct PlanState {
 
   // Runs body(i) for each candidate index i in `items` across `share` on options.threads
   // threads, then gives every rank what `shared` names of each candidate.
+  // Once options.should_stop asks to stop, items not yet started are skipped: with
+  // kMarkInterrupted their candidate becomes kInterrupted, with kSkip it is left as it was.
   void share_for_candidates(const std::vector<size_t>& items,
-                            const std::function<void(size_t)>& body, SharedOutcome shared);
+                            const std::function<void(size_t)>& body, SharedOutcome shared,
+                            WhenStopped when_stopped = WhenStopped::kMarkInterrupted);
+  // Whether options.should_stop asked to stop; latched, so that one Ctrl-C stops every later
+  // step. Thread-safe.
+  bool stop_requested();
+  // Whether a stop was latched: some step was skipped.
+  bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
 
   const Catalog& catalog;
   WorkShare& share;
@@ -72,6 +84,8 @@ struct PlanState {
   struct Inputs;  // what is read before the evaluator can be built
   static Inputs read_inputs(const PlanOptions& options, const Catalog& catalog);
   PlanState(Inputs inputs, const Catalog& catalog, WorkShare& share);
+
+  std::atomic<bool> stopped_{false};
 };
 
 }  // namespace servesim

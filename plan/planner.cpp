@@ -25,6 +25,7 @@ PlanReport plan(const PlanOptions& options, const Catalog& catalog, WorkShare& s
   verify_clusters(state);
   rank_candidates(state);
   find_pareto_frontier(state);
+  state.report.interrupted = state.stopped();
   return std::move(state.report);
 }
 

@@ -33,6 +33,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -68,6 +69,10 @@ struct PlanOptions {
   // Search every candidate, even those whose cost bound rules them out of the top K (for a
   // complete table and Pareto frontier).
   bool search_all = false;
+  // Polled before each candidate's step starts (on worker threads: it must be thread-safe and
+  // cheap); true stops the plan: steps running finish, later ones are skipped and their
+  // candidates reported kInterrupted (the CLI's Ctrl-C). Empty: never stops.
+  std::function<bool()> should_stop;
 };
 
 // Throws ConfigError for bad input: unknown SLO metric, empty candidate set, contradictory

@@ -1,5 +1,6 @@
 #include "plan/sweep.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdio>
@@ -169,6 +170,12 @@ std::vector<std::vector<std::string>> sweep_points(const std::vector<SweepAxis>&
 
 namespace {
 
+// A point finished when it started (its values are set) and ran to the end or failed with its
+// reason.
+bool finished(const SweepPoint& p) {
+  return !p.values.empty() && (!p.error.empty() || !p.result.stopped);
+}
+
 // The sweep of a scenario in memory, shared among the ranks of `share`; nullopt when
 // control.should_stop() stopped it.
 std::optional<SweepReport> run_shared_sweep(const nlohmann::json& scenario,
@@ -240,7 +247,6 @@ std::optional<SweepReport> run_shared_sweep(const nlohmann::json& scenario,
       share, points.size(), options.threads, run_point,
       [&](size_t i, ByteWriter& out) { point_fields(i, [&](const auto& v) { out.write(v); }); },
       [&](size_t i, ByteReader& in) { point_fields(i, [&](auto& v) { in.read(v); }); });
-  if (stopped) return std::nullopt;
   for (size_t i = 0; i < points.size(); ++i) {
     if (!parse_errors[i].empty()) {
       std::string where;
@@ -248,6 +254,11 @@ std::optional<SweepReport> run_shared_sweep(const nlohmann::json& scenario,
       throw ConfigError("--vary point [" + where + "]: " + parse_errors[i]);
     }
   }
+  report.grid_points = points.size();
+  // Decided from the gathered fields, not this rank's flag, so every rank agrees.
+  if (std::all_of(report.points.begin(), report.points.end(), finished)) return report;
+  if (!control.keep_finished) return std::nullopt;
+  std::erase_if(report.points, [](const SweepPoint& p) { return !finished(p); });
   return report;
 }
 
@@ -260,11 +271,12 @@ SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& opti
 }
 
 SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
-                      const Catalog& catalog, WorkShare& share) {
+                      const Catalog& catalog, WorkShare& share, const SweepControl& control) {
   const std::string base_dir = std::filesystem::path(scenario_path).parent_path().string();
-  // Without a should_stop the sweep always returns a report.
+  SweepControl keeping = control;
+  keeping.keep_finished = true;  // hence always a report
   return *run_shared_sweep(load_json_file(scenario_path), base_dir, scenario_path, options, catalog,
-                           SweepControl{}, share);
+                           keeping, share);
 }
 
 std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::string& base_dir,
@@ -298,6 +310,8 @@ nlohmann::json SweepReport::to_json() const {
     rows.push_back(row);
   }
   j["points"] = rows;
+  if (!complete())
+    j["interrupted"] = {{"points_run", points.size()}, {"points_total", grid_points}};
   return j;
 }
 

@@ -11,7 +11,8 @@
 // reported with its one-line reason; a point whose overrides do not parse (misspelt key, bad
 // value) aborts the sweep with a ConfigError. A front end that shows progress and can stop a
 // sweep (the GUI) runs the in-memory form with a SweepControl; the CLI's file form is that with
-// no control. Thread-safety: run_sweep is re-entrant; SweepReport is a plain value.
+// a control that keeps the points finished before a Ctrl-C. Thread-safety: run_sweep is re-entrant;
+// SweepReport is a plain value.
 #pragma once
 
 #include <cstdint>
@@ -58,22 +59,19 @@ struct SweepPoint {
 struct SweepReport {
   std::string scenario;  // the scenario's name
   std::vector<SweepAxis> axes;
-  std::vector<SweepPoint> points;  // in sweep_points() order
+  // In sweep_points() order. A sweep stopped with SweepControl::keep_finished holds only the
+  // points that ran to the end, still in that order.
+  std::vector<SweepPoint> points;
+  // Points in the grid; more than points.size() when the sweep was stopped (0 in a report
+  // built by hand: read as complete).
+  size_t grid_points = 0;
+
+  bool complete() const { return points.size() >= grid_points; }
 
   nlohmann::json to_json() const;
   std::string to_csv() const;    // header + one line per point
   std::string to_table() const;  // aligned, for the terminal
 };
-
-// Loads the scenario once, then runs every point. Throws ConfigError for a bad scenario,
-// axis or override.
-SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
-                      const Catalog& catalog);
-
-// The same sweep computed by every rank of `share` together (point i runs on rank
-// i % size); every rank gets the whole report, or the same ConfigError.
-SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
-                      const Catalog& catalog, WorkShare& share);
 
 // Progress and stopping for the in-memory run_sweep. Both callbacks run on the sweep's worker
 // threads, several at once, so they must be thread-safe; should_stop is polled every few
@@ -84,12 +82,28 @@ struct SweepControl {
   std::function<void(size_t done, size_t total)> on_point;
   // True stops the sweep: points not yet started are skipped, running ones stop early.
   std::function<bool()> should_stop;
+  // What a stopped sweep returns: false, nothing (the GUI discards it); true, the points that
+  // finished before the stop (an incomplete report; the CLI's Ctrl-C). Points stopped while
+  // running are left out either way: their numbers describe part of a run.
+  bool keep_finished = false;
 };
+
+// Loads the scenario once, then runs every point. Throws ConfigError for a bad scenario,
+// axis or override.
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog);
+
+// The same sweep computed by every rank of `share` together (point i runs on rank
+// i % size); every rank gets the whole report, or the same ConfigError. Stopped by
+// `control` (the CLI's Ctrl-C), it returns the points that finished (complete() false), as
+// keep_finished does, whatever that flag says.
+SweepReport run_sweep(const std::string& scenario_path, const SweepOptions& options,
+                      const Catalog& catalog, WorkShare& share, const SweepControl& control = {});
 
 // The same sweep over a scenario already in memory (as read from its file, before
 // `options.overrides`): `base_dir` resolves its relative paths and `origin` names it in error
 // messages, as parse_scenario takes them. Returns nullopt when control.should_stop() stopped
-// it (no partial report). Throws ConfigError like the file form.
+// it, unless control.keep_finished. Throws ConfigError like the file form.
 std::optional<SweepReport> run_sweep(const nlohmann::json& scenario, const std::string& base_dir,
                                      const std::string& origin, const SweepOptions& options,
                                      const Catalog& catalog, const SweepControl& control);

@@ -50,6 +50,31 @@ TEST(PlanCommand, JsonParetoAndOutFiles) {
       << pareto.out;
 }
 
+// Ctrl-C two seconds into a plan far longer than that (560 candidates, one thread): exit 130, and
+// --out holds the ranking of what was searched, the candidates not reached marked interrupted.
+TEST(PlanCommand, CtrlCWritesWhatWasSearchedMarkedInterrupted) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "servesim_plan_sigint";
+  std::filesystem::remove_all(dir);
+  const CliResult r =
+      run_servesim("plan " SERVESIM_SOURCE_DIR
+                   "/configs/scenarios/quickstart.json --target-qps 20 --tp 1,2,4,8 --pp 1,2 "
+                   "--max-num-seqs 16,32,64,128,256 --search-all --requests 4000 --threads 1 "
+                   "--slo ttft:p99=0.5 --out " +
+                   dir.string() + " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  std::ifstream in(dir / "plan.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["interrupted"], true);
+  size_t interrupted = 0;
+  for (const nlohmann::json& c : j["candidates"]) interrupted += c["status"] == "interrupted";
+  EXPECT_GT(interrupted, 0u);
+  EXPECT_NE(r.out.find("interrupted (Ctrl-C): "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("interrupted: the plan ranks the candidates searched before Ctrl-C"),
+            std::string::npos)
+      << r.out;
+  std::filesystem::remove_all(dir);
+}
+
 TEST(PlanCommand, NothingFeasibleSaysSoAndExits1) {
   const CliResult r = run_servesim(kPlan + " --slo itl:p99=1ms");
   EXPECT_EQ(r.exit_code, 1) << r.err;

@@ -2,8 +2,10 @@
 // independent of --threads, and one-line errors for bad --vary specs.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -43,6 +45,33 @@ TEST(SweepCommand, OutWritesCsvAndJson) {
   EXPECT_TRUE(std::filesystem::exists(dir / "sweep.csv"));
   std::ifstream in(dir / "sweep.json");
   EXPECT_EQ(nlohmann::json::parse(in)["points"].size(), 4u);
+}
+
+// Ctrl-C two seconds into a sweep far longer than that (stderr joins stdout): exit 130, and --out
+// holds the points that finished (maybe none on a loaded machine), marked as how many of how many
+// ran.
+TEST(SweepCommand, CtrlCWritesTheFinishedPointsMarkedIncomplete) {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / "servesim_sweep_sigint";
+  std::filesystem::remove_all(dir);
+  const CliResult r = run_servesim(
+      "sweep " SERVESIM_SOURCE_DIR
+      "/configs/scenarios/quickstart.json --set workload.num_requests=5000 --threads 1 "
+      "--vary workload.arrival.rate_qps=1:60:1 --out " +
+      dir.string() + " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid");
+  EXPECT_EQ(r.exit_code, 130) << r.err;
+  std::ifstream in(dir / "sweep.json");
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["interrupted"]["points_total"], 60);
+  const size_t ran = j["interrupted"]["points_run"].get<size_t>();
+  EXPECT_LT(ran, 60u);
+  EXPECT_EQ(j["points"].size(), ran);
+  std::ifstream csv(dir / "sweep.csv");
+  const std::string text((std::istreambuf_iterator<char>(csv)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')), ran + 1);
+  EXPECT_NE(r.out.find(" of 60 points ran (interrupted)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("interrupted: the results are those of the "), std::string::npos) << r.out;
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SweepCommand, BadVaryIsOneLineErrorWithStatus2) {

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 
@@ -213,6 +214,29 @@ TEST(Planner, ConcurrencyTargetsSizeByClients) {
   const PlanReport r = plan(o, Catalog());
   ASSERT_TRUE(r.feasible());
   EXPECT_GE(r.candidates.front().replicas, 2);  // 32 running per replica at most
+}
+
+// The CLI's Ctrl-C: one thread polls once per step; the two probes and the first search run,
+// the second search and the verification are skipped.
+TEST(Planner, AStopLeavesLaterCandidatesInterruptedAndRanksTheSearchedOnes) {
+  PlanOptions o = small_plan();
+  std::atomic<int> polls{0};
+  o.should_stop = [&] { return ++polls > 3; };
+  const PlanReport r = plan(o, Catalog());
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.simulated, 2u);
+  EXPECT_EQ(r.searched, 1u);
+  ASSERT_EQ(r.candidates.size(), 2u);
+  EXPECT_NE(r.candidates.front().status, CandidateStatus::kInterrupted);
+  EXPECT_FALSE(r.candidates.front().verified);
+  EXPECT_EQ(r.candidates.back().status, CandidateStatus::kInterrupted);
+  EXPECT_EQ(r.to_json()["interrupted"], true);
+  EXPECT_NE(r.to_csv().find(",interrupted,"), std::string::npos) << r.to_csv();
+  const std::string table = r.to_table(10);
+  EXPECT_NE(table.find("interrupted (Ctrl-C): 1 of the 2 candidates that fit were not searched"),
+            std::string::npos)
+      << table;
+  EXPECT_FALSE(plan(small_plan(), Catalog()).to_json().contains("interrupted"));
 }
 
 void expect_one_line_error(const PlanOptions& o, const std::string& fragment) {

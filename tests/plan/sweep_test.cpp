@@ -193,6 +193,45 @@ TEST(SweepInMemory, AStopRequestEndsTheSweepWithoutAReport) {
   EXPECT_LE(points_done.load(), 1u);
 }
 
+// The CLI's Ctrl-C: the points that finished before the stop, in grid order, marked as such.
+TEST(SweepInMemory, AStopKeepingTheFinishedPointsReturnsThemMarkedIncomplete) {
+  const Catalog catalog;
+  const SweepReport full = run_sweep(kQuickstart, small_sweep(1), catalog);
+  std::atomic<size_t> done{0};
+  SweepControl control;
+  control.on_point = [&](size_t, size_t) { ++done; };
+  control.should_stop = [&] { return done >= 2; };  // one thread: points 0 and 1 finish
+  SoloWorkShare alone;
+  const SweepReport r = run_sweep(kQuickstart, small_sweep(1), catalog, alone, control);
+  EXPECT_FALSE(r.complete());
+  ASSERT_EQ(r.points.size(), 2u);
+  EXPECT_EQ(r.grid_points, 4u);
+  const nlohmann::json j = r.to_json();
+  EXPECT_EQ(j["interrupted"], nlohmann::json({{"points_run", 2}, {"points_total", 4}}));
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(j["points"][i], full.to_json()["points"][i]);
+  }
+  EXPECT_TRUE(full.complete());
+  EXPECT_FALSE(full.to_json().contains("interrupted"));
+}
+
+TEST(SweepInMemory, APointStoppedWhileRunningIsLeftOut) {
+  SweepOptions o = small_sweep(1);
+  o.overrides = {"workload.num_requests=1000000"};
+  std::atomic<int> polls{0};
+  SweepControl control;
+  control.should_stop = [&] { return ++polls > 3; };  // during the first point
+  control.keep_finished = true;
+  const std::optional<SweepReport> r =
+      run_sweep(load_json_file(kQuickstart), SERVESIM_SOURCE_DIR "/configs/scenarios", kQuickstart,
+                o, Catalog(), control);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_TRUE(r->points.empty());
+  EXPECT_EQ(r->grid_points, 4u);
+  EXPECT_NE(r->to_table().find("engine.max_num_seqs"), std::string::npos);
+  EXPECT_EQ(r->to_csv().find('\n') + 1, r->to_csv().size());  // the header alone
+}
+
 TEST(SweepInMemory, RelativePathsResolveAgainstTheBaseDirAndErrorsNameTheOrigin) {
   nlohmann::json scenario = load_json_file(kQuickstart);
   scenario["model"] = "../models/Llama-2-7B.json";
