@@ -56,7 +56,7 @@ TEST(SweepCommand, CtrlCWritesTheFinishedPointsMarkedIncomplete) {
   std::filesystem::remove_all(dir);
   const CliResult r = run_servesim(
       "sweep " SERVESIM_SOURCE_DIR
-      "/configs/scenarios/quickstart.json --set workload.num_requests=5000 --threads 1 "
+      "/configs/scenarios/quickstart.json --set workload.num_requests=20000 --threads 1 "
       "--vary workload.arrival.rate_qps=1:60:1 --out " +
       dir.string() + " 2>&1 & pid=$!; sleep 2; kill -INT $pid; wait $pid");
   EXPECT_EQ(r.exit_code, 130) << r.err;
