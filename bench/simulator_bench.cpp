@@ -1,8 +1,10 @@
 // Simulator throughput: the issue's reference workload (Llama-2-7B on one A100-80GB, TP 1,
 // vLLM scheduler, Poisson 2 QPS, 512 prompt / 128 output tokens, 20,000 requests), the same
 // at other sizes to show cost linear in requests, and 1,000,000 requests over 16 replicas
-// with the peak resident memory, and the reference behind a service path (network, gateway,
-// API server with per-step output processing). Results and commands: docs/performance.md.
+// with the peak resident memory; all of them engine-only ("service": "none"). The reference
+// also runs behind vLLM's API server (the default frontend a scenario without a service block
+// gets) and behind a fuller service path (network, gateway, API server). Results and commands:
+// docs/performance.md.
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 
@@ -23,7 +25,9 @@ nlohmann::json reference_service() {
                  "per_output_token_s": 3e-5, "cv": 0.3}})");
 }
 
-SimulationConfig reference_config(int64_t requests, int replicas, bool service = false) {
+enum class Path { kEngineOnly, kDefaultFrontend, kService };
+
+SimulationConfig reference_config(int64_t requests, int replicas, Path path) {
   nlohmann::json j = {{"model", "Llama-2-7B"},
                       {"gpu", "A100-80GB"},
                       {"parallel", {{"data_parallel_size", replicas}}},
@@ -34,12 +38,14 @@ SimulationConfig reference_config(int64_t requests, int replicas, bool service =
                         {"output_tokens", 128},
                         {"num_requests", requests}}},
                       {"seed", 1}};
-  if (service) j["service"] = reference_service();
+  if (path == Path::kEngineOnly) j["service"] = "none";
+  if (path == Path::kService) j["service"] = reference_service();
   return parse_scenario(j, "", "bench", Catalog()).config;
 }
 
-void run_once(benchmark::State& state, int64_t requests, int replicas, bool service = false) {
-  const SimulationConfig config = reference_config(requests, replicas, service);
+void run_once(benchmark::State& state, int64_t requests, int replicas,
+              Path path = Path::kEngineOnly) {
+  const SimulationConfig config = reference_config(requests, replicas, path);
   uint64_t completed = 0;
   for (auto _ : state) {
     Simulation sim(config);
@@ -61,9 +67,14 @@ void BM_Reference20k(benchmark::State& state) {
 }
 BENCHMARK(BM_Reference20k)->Unit(benchmark::kMillisecond);
 
-// The service layer's budget: at most 1.5x BM_Reference20k.
+// The service layer's budget: at most 1.5x BM_Reference20k, for both.
+void BM_Reference20kVllmFrontend(benchmark::State& state) {
+  run_once(state, 20000, 1, Path::kDefaultFrontend);
+}
+BENCHMARK(BM_Reference20kVllmFrontend)->Unit(benchmark::kMillisecond);
+
 void BM_Reference20kService(benchmark::State& state) {
-  run_once(state, 20000, 1, /*service=*/true);
+  run_once(state, 20000, 1, Path::kService);
 }
 BENCHMARK(BM_Reference20kService)->Unit(benchmark::kMillisecond);
 

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "models/json_file.h"
+#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
@@ -76,8 +77,27 @@ nlohmann::json workload_block(const RunSetup& setup) {
   return workload;
 }
 
-std::string service_text(const ServiceSpec& s) {
+// A scenario without a service block is served through vLLM's API server (vllm_frontend.h).
+bool default_service(const ServiceSpec& s, const RunSetup& setup) {
+  return s.enabled && block(setup, "service").is_null();
+}
+
+nlohmann::json service_json(const ServiceSpec& s, const RunSetup& setup) {
   if (!s.enabled) return "none";
+  if (!default_service(s, setup)) return block(setup, "service");
+  return {{"default", "vLLM API server"},
+          {"frontend",
+           {{"workers", s.frontend.station.workers},
+            {"request_s", kVllmIntakeS},
+            {"per_prompt_token_s", kVllmTokeniseS},
+            {"step_s", kVllmStepS},
+            {"per_output_token_s", kVllmPerTokenS},
+            {"cv", kVllmCv}}}};
+}
+
+std::string service_text(const ServiceSpec& s, const RunSetup& setup) {
+  if (!s.enabled) return "none";
+  if (default_service(s, setup)) return "vLLM API server (default)";
   std::string text = "network";
   if (s.gateway) text += " + gateway";
   text += " + frontend";
@@ -108,7 +128,7 @@ nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
             {"gpus", c.parallel.total_gpus()}}},
           {"engine", engine_json(sim)},
           {"cost_model", cost_model_json(c)},
-          {"service", c.service.enabled ? block(setup, "service") : nlohmann::json("none")},
+          {"service", service_json(c.service, setup)},
           {"workload", workload_block(setup)},
           {"slo", block(setup, "slo")},
           {"metrics", block(setup, "metrics")},
@@ -126,7 +146,7 @@ std::string setup_line(const Simulation& sim, const RunSetup& setup) {
                 c.parallel.total_gpus(), c.gpu.name.c_str(), c.parallel.tp, c.parallel.pp,
                 c.parallel.dp, kMirroredEngine,
                 std::string(scheduling_policy_name(c.batching)).c_str(),
-                service_text(c.service).c_str(), static_cast<unsigned long long>(c.seed),
+                service_text(c.service, setup).c_str(), static_cast<unsigned long long>(c.seed),
                 setup.servesim_version.c_str());
   return text;
 }

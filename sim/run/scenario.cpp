@@ -5,6 +5,7 @@
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "models/json_object_reader.h"
+#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
@@ -241,6 +242,7 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
     c.service = ServiceSpec::from_json(r.raw("service"), origin + ": service", base_dir);
   } else {
     r.raw("service");
+    c.service = vllm_service();
   }
   if (r.has("price_per_gpu_hour")) {
     c.metrics.price_per_gpu_hour = r.required<double>("price_per_gpu_hour");

@@ -2,34 +2,36 @@
 
 #include "models/config_error.h"
 #include "models/json_object_reader.h"
+#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
 
-double non_negative(JsonObjectReader& r, const std::string& key) {
-  const double v = r.optional<double>(key, 0.0);
+double non_negative(JsonObjectReader& r, const std::string& key, double fallback = 0.0) {
+  const double v = r.optional<double>(key, fallback);
   if (!(v >= 0) || v == std::numeric_limits<double>::infinity()) {
     r.fail(key, "must be a finite number >= 0");
   }
   return v;
 }
 
-Distribution seconds(JsonObjectReader& r, const std::string& key, const std::string& base_dir) {
+Distribution seconds(JsonObjectReader& r, const std::string& key, const std::string& base_dir,
+                     const Distribution& fallback = Distribution::fixed(0.0)) {
   const nlohmann::json& j = r.raw(key);
-  if (j.is_null()) return Distribution::fixed(0.0);
+  if (j.is_null()) return fallback;
   return Distribution::from_json(j, r.context() + "." + key, base_dir, 0.0, false);
 }
 
-// The keys every station has (absent ones cost nothing); the caller finishes the reader.
+// The keys every station has (an absent one keeps s's value); the caller finishes the reader.
 void read_station_keys(JsonObjectReader& r, StationSpec& s, const std::string& base_dir) {
   s.workers = r.optional<int>("workers", s.workers);
   if (s.workers < 1) r.fail("workers", "must be >= 1 (processes × threads serving at once)");
   const int64_t capacity = r.optional<int64_t>("queue_capacity", s.queue_capacity);
   if (capacity < 0) r.fail("queue_capacity", "must be >= 0 (0: unbounded)");
   s.queue_capacity = capacity;
-  s.request_s = seconds(r, "request_s", base_dir);
-  s.per_prompt_token_s = non_negative(r, "per_prompt_token_s");
-  s.cv = non_negative(r, "cv");
+  s.request_s = seconds(r, "request_s", base_dir, s.request_s);
+  s.per_prompt_token_s = non_negative(r, "per_prompt_token_s", s.per_prompt_token_s);
+  s.cv = non_negative(r, "cv", s.cv);
 }
 
 StationSpec read_stage(const nlohmann::json& j, const std::string& context,
@@ -58,12 +60,12 @@ RateLimitSpec read_rate_limit(JsonObjectReader& r) {
   return l;
 }
 
+// Absent keys keep vLLM's values (vllm_frontend.h).
 FrontendSpec read_frontend(JsonObjectReader& r, const std::string& base_dir) {
-  FrontendSpec f;
-  f.station.name = "frontend";
+  FrontendSpec f = vllm_frontend();
   read_station_keys(r, f.station, base_dir);
-  f.step_s = seconds(r, "step_s", base_dir);
-  f.per_output_token_s = non_negative(r, "per_output_token_s");
+  f.step_s = seconds(r, "step_s", base_dir, f.step_s);
+  f.per_output_token_s = non_negative(r, "per_output_token_s", f.per_output_token_s);
   r.finish();
   return f;
 }
@@ -79,7 +81,7 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
   }
   if (!j.is_object()) throw ConfigError(path + ": must be \"none\" or an object, got " + j.dump());
   spec.enabled = true;
-  spec.frontend.station.name = "frontend";
+  spec.frontend = vllm_frontend();
   JsonObjectReader r(j, path);
   if (r.has("network")) {
     JsonObjectReader n(r.raw("network"), path + ".network");

@@ -10,6 +10,7 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/run/scenario.h"
+#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
@@ -54,7 +55,13 @@ TEST(RunSetup, RecordsEverythingTwoRunsAreComparedBy) {
   EXPECT_GT(s["engine"]["max_num_batched_tokens"].get<int>(), 0);
   EXPECT_EQ(s["engine"]["enable_prefix_caching"], true);
   EXPECT_EQ(s["engine"]["batching"], "continuous");
-  EXPECT_EQ(s["service"], "none");
+  // No service block: served through vLLM's API server, recorded with its values.
+  EXPECT_EQ(s["service"]["default"], "vLLM API server");
+  EXPECT_EQ(s["service"]["frontend"]["per_output_token_s"], kVllmPerTokenS);
+  nlohmann::json alone = j;
+  alone["service"] = "none";
+  const Simulation engine_only(parse_scenario(alone, "", "test", Catalog()).config);
+  EXPECT_EQ(setup_json(engine_only, setup_for(alone))["service"], "none");
   EXPECT_EQ(s["workload"], j["workload"]);
   EXPECT_EQ(s["slo"], j["slo"]);
   EXPECT_EQ(s["metrics"]["step_warmup_s"], 2);
@@ -90,8 +97,8 @@ TEST(RunSetup, OneLineHeader) {
   const std::string line = setup_line(sim, setup_for(j));
   EXPECT_EQ(line.find('\n'), std::string::npos);
   EXPECT_EQ(line, "setup-test: Llama-2-7B (bf16) on 1 x " + sim.config().gpu.name +
-                      " (TP 1, PP 1, DP 1), vLLM V1 engine, continuous batching, service none, "
-                      "seed 7, servesim 0.1.0");
+                      " (TP 1, PP 1, DP 1), vLLM V1 engine, continuous batching, service vLLM "
+                      "API server (default), seed 7, servesim 0.1.0");
 }
 
 }  // namespace

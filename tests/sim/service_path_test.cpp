@@ -99,13 +99,15 @@ TEST(ServicePath, SegmentsSumToE2eAndTtftForEveryRequest) {
   EXPECT_EQ(r.stations[2].jobs, 300u);
 }
 
-TEST(ServicePath, WithoutAServiceNothingAboveTheEngineTakesTime) {
+TEST(ServicePath, WithServiceNoneNothingAboveTheEngineTakesTime) {
   Records records;
   const SimulationResult with_none = run(config_of(scenario_with("none")), &records);
   nlohmann::json plain = scenario_with("none");
   plain.erase("service");
-  const SimulationResult without = run(config_of(plain));
-  EXPECT_EQ(with_none.fingerprint, without.fingerprint);
+  const SimulationResult served = run(config_of(plain));  // through vLLM's API server
+  EXPECT_NE(with_none.fingerprint, served.fingerprint);
+  ASSERT_EQ(served.stations.size(), 1u);
+  EXPECT_EQ(served.stations[0].name, "frontend");
   EXPECT_FALSE(with_none.summary.time.has_service());
   EXPECT_TRUE(with_none.stations.empty());
   for (const RequestRecord& rec : records.all) {

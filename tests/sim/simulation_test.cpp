@@ -8,6 +8,7 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/run/scenario.h"
+#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
@@ -168,6 +169,36 @@ TEST(Scenario, HostOverheadsAreReadInTheirUnits) {
   const SimulationResult slow = run(config_of(base_scenario(), {"cost_model.seq_overhead_us=500"}));
   const SimulationResult fast = run(config_of(base_scenario(), {"cost_model.seq_overhead_us=0"}));
   EXPECT_GT(slow.summary.tpot.mean_s, fast.summary.tpot.mean_s);
+}
+
+TEST(Scenario, WithoutAServiceBlockRequestsPassVllmsApiServer) {
+  const SimulationConfig served = config_of(base_scenario());
+  EXPECT_TRUE(served.service.enabled);
+  EXPECT_EQ(served.service.frontend.station.workers, 1);
+  EXPECT_DOUBLE_EQ(served.service.frontend.per_output_token_s, kVllmPerTokenS);
+  EXPECT_DOUBLE_EQ(served.service.frontend.station.per_prompt_token_s, kVllmTokeniseS);
+  EXPECT_FALSE(served.service.gateway.has_value());
+  EXPECT_FALSE(config_of(base_scenario(), {"service=\"none\""}).service.enabled);
+
+  // A block that leaves the frontend out, or some of its keys, keeps vLLM's values for them.
+  const SimulationConfig gateway_only =
+      config_of(base_scenario(), {"service={\"gateway\": {\"workers\": 2}}"});
+  EXPECT_DOUBLE_EQ(gateway_only.service.frontend.per_output_token_s, kVllmPerTokenS);
+  const SimulationConfig two_processes =
+      config_of(base_scenario(), {"service={\"frontend\": {\"workers\": 2, \"cv\": 0}}"});
+  EXPECT_EQ(two_processes.service.frontend.station.workers, 2);
+  EXPECT_EQ(two_processes.service.frontend.station.cv, 0);
+  EXPECT_DOUBLE_EQ(two_processes.service.frontend.station.per_prompt_token_s, kVllmTokeniseS);
+}
+
+TEST(Scenario, TheDefaultFrontendAddsItsCostsToTtftNotToTheEngine) {
+  const SimulationResult served = run(config_of(base_scenario()));
+  const SimulationResult alone = run(config_of(base_scenario(), {"service=\"none\""}));
+  EXPECT_EQ(served.summary.completed, alone.summary.completed);
+  EXPECT_GT(served.summary.ttft.mean_s, alone.summary.ttft.mean_s);
+  // Intake alone is 1.5 ms + 1 us x 256 prompt tokens; the first token's output job follows.
+  EXPECT_LT(served.summary.ttft.mean_s - alone.summary.ttft.mean_s, 0.02);
+  EXPECT_NE(served.fingerprint, alone.fingerprint);
 }
 
 TEST(Scenario, OverridesReplaceAndAdd) {
