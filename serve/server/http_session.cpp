@@ -1,7 +1,10 @@
 #include "serve/server/http_session.h"
 
+#include <sys/socket.h>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
+#include <cerrno>
 #include <cstdio>
 #include <ctime>
 
@@ -339,8 +342,11 @@ void HttpSession::on_written(beast::error_code ec) {
   flush();
 }
 
-// The client may close its connection while its request runs: the socket turns readable with
-// nothing to read. Bytes to read instead are a pipelined request, left for after this one.
+// The client may close its connection while its request runs: the socket turns readable and a
+// peek reads end-of-file (or fails: a reset). Bytes to read instead are a pipelined request,
+// left for after this one. A readiness that peeks nothing (EAGAIN) is no disconnect: the watch
+// goes on. Asking available() instead took such a readiness for a disconnect and cut a live
+// stream (the loopback soak lost about one stream in 14,000 that way).
 void HttpSession::watch_disconnect() {
   stream_.socket().async_wait(net::ip::tcp::socket::wait_read,
                               [self = shared_from_this(), id = gen_.id](beast::error_code ec) {
@@ -350,12 +356,16 @@ void HttpSession::watch_disconnect() {
 
 void HttpSession::on_readable(beast::error_code ec, uint64_t id) {
   if (ec || closed_ || !gen_.active || id != gen_.id) return;
-  beast::error_code available_ec;
-  const size_t available = stream_.socket().available(available_ec);
-  if (available_ec || available == 0) {
-    cancel_generation();
-    close();
+  char byte = 0;
+  const ssize_t peeked =
+      ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  if (peeked > 0) return;
+  if (peeked < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
+    watch_disconnect();
+    return;
   }
+  cancel_generation();
+  close();
 }
 
 void HttpSession::cancel_generation() {
