@@ -85,7 +85,8 @@ nlohmann::json read_summary(const fs::path& file) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {
+    // parse_error, or out_of_range for a number beyond a double (1e400): both bad input.
     throw ConfigError(file.string() + ": not valid JSON: " + e.what());
   }
   if (!j.is_object() || !j.contains("summary") || !j["summary"].is_object()) {

@@ -179,6 +179,17 @@ TEST_F(RunFolderTest, SummaryThatIsNotJsonNamesLineAndColumn) {
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
+// fuzz_run_folder: nlohmann throws out_of_range, not parse_error, for a number beyond a double;
+// it escaped read_run_folder and ended `servesim compare`.
+TEST_F(RunFolderTest, SummaryNumberBeyondADoubleIsAOneLineError) {
+  write("summary.json", R"({"summary": {"completed": 1e3080}})");
+  write("requests.csv", kHeader);
+  const std::string e = error();
+  EXPECT_NE(e.find("summary.json: not valid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("1e3080"), std::string::npos) << e;
+  EXPECT_EQ(e.find('\n'), std::string::npos) << e;
+}
+
 TEST_F(RunFolderTest, SummaryWithoutItsObjectOrWithWrongTypes) {
   write("requests.csv", kHeader);
   write("summary.json", R"({"fingerprint": "abc"})");
