@@ -36,6 +36,7 @@ std::string tiny_model_file() {
 // 16 Poisson requests at 400 QPS with varied lengths: the whole run takes ~50 ms. The
 // simulator's KV cache is pinned small (a tiny model on a 24 GB GPU would get millions of
 // blocks); the engine sizes its own.
+// The engine runs in process, so the simulation it is compared with has no API server either.
 nlohmann::json tiny_scenario() {
   return nlohmann::json::parse(R"({
     "name": "tiny", "gpu": "L4",
@@ -45,6 +46,7 @@ nlohmann::json tiny_scenario() {
                  "prompt_tokens": {"type": "uniform", "min": 4, "max": 60},
                  "output_tokens": {"type": "uniform", "min": 1, "max": 12},
                  "num_requests": 16},
+    "service": "none",
     "seed": 3})");
 }
 
