@@ -75,10 +75,10 @@ struct MetricsSummary {
   double total_token_throughput = kNone;
   double output_throughput_per_gpu = kNone;
   double total_token_throughput_per_gpu = kNone;
-  double goodput = kNone;                         // requests per second meeting every SLO
-  double slo_attainment = kNone;                  // fraction of counted requests meeting every SLO
-  double error_rate = kNone;  // (rejected + timed out) / requests, after retries
-  double prefix_cache_hit_rate = kNone;           // cached / prompt tokens of completed requests
+  double goodput = kNone;                // requests per second meeting every SLO
+  double slo_attainment = kNone;         // fraction of counted requests meeting every SLO
+  double error_rate = kNone;             // (rejected + timed out) / requests, after retries
+  double prefix_cache_hit_rate = kNone;  // cached / prompt tokens of completed requests
   double cost_per_million_output_tokens = kNone;  // dollars
   double cost_per_million_tokens = kNone;         // dollars, input + output
 

@@ -61,8 +61,8 @@ bool counts_in_ttft(Segment segment) {
 }
 
 bool TimeBreakdown::has_service() const {
-  for (Segment s : {Segment::kRetry, Segment::kNetwork, Segment::kGateway, Segment::kFrontend, Segment::kPreModel,
-                    Segment::kStream, Segment::kFirstTokenStream}) {
+  for (Segment s : {Segment::kRetry, Segment::kNetwork, Segment::kGateway, Segment::kFrontend,
+                    Segment::kPreModel, Segment::kStream, Segment::kFirstTokenStream}) {
     if (segments[static_cast<size_t>(s)].mean_s > 0) return true;
   }
   for (size_t c = 0; c < kNumFailureCauses; ++c) {

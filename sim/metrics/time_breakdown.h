@@ -53,7 +53,7 @@ struct SegmentStats {
 struct TimeBreakdown {
   uint64_t count = 0;  // ok requests behind the numbers
   std::array<SegmentStats, kNumSegments> segments;
-  double mean_client_ttft_s = 0;                       // as the client measures it
+  double mean_client_ttft_s = 0;  // as the client measures it
   double mean_server_ttft_s = 0;  // the client's less the network both ways and the retries
   std::array<uint64_t, kNumFailureCauses> failures{};  // requests failed, by FailureCause
   // True when anything above the engine took time (a service path was simulated).
