@@ -18,15 +18,11 @@ namespace fs = std::filesystem;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // summary.json's numbers (result_writer.cpp's summary_json), checked when present.
-constexpr std::string_view kSummaryNumbers[] = {"requests",
-                                                "completed",
-                                                "rejected",
-                                                "timed_out",
-                                                "excluded_warmup",
-                                                "input_tokens",
-                                                "output_tokens",
-                                                "preemptions",
-                                                "duration_s",
+// Counts (metrics_summary() reads them as uint64_t); every other summary number below.
+constexpr std::string_view kSummaryCounts[] = {"requests",      "completed",       "rejected",
+                                               "timed_out",     "excluded_warmup", "input_tokens",
+                                               "output_tokens", "preemptions"};
+constexpr std::string_view kSummaryNumbers[] = {"duration_s",
                                                 "request_throughput_per_s",
                                                 "input_tokens_per_s",
                                                 "output_tokens_per_s",
@@ -39,8 +35,8 @@ constexpr std::string_view kSummaryNumbers[] = {"requests",
                                                 "cost_per_million_output_tokens_usd",
                                                 "cost_per_million_tokens_usd"};
 constexpr std::string_view kLatencyObjects[] = {"ttft", "tpot", "itl", "e2e", "queueing"};
-constexpr std::string_view kLatencyNumbers[] = {"count",  "mean_ms", "p50_ms", "p90_ms",
-                                                "p95_ms", "p99_ms",  "max_ms"};
+constexpr std::string_view kLatencyNumbers[] = {"mean_ms", "p50_ms", "p90_ms",
+                                                "p95_ms",  "p99_ms", "max_ms"};
 
 enum class ColumnKind { kInteger, kSeconds, kStatus };
 
@@ -75,6 +71,16 @@ void check_number(const nlohmann::json& parent, std::string_view key, const std:
                     ", expected a number or null");
 }
 
+// A count must be a whole number >= 0 that fits uint64_t (nlohmann's unsigned), or absent or null:
+// a negative or huge one cannot be cast to a count.
+void check_count(const nlohmann::json& parent, std::string_view key, const std::string& where) {
+  const auto it = parent.find(key);
+  if (it == parent.end() || it->is_null() || it->is_number_unsigned()) return;
+  const std::string got = it->is_number() ? it->dump() : std::string(it->type_name());
+  throw ConfigError(where + std::string(key) + " is " + got +
+                    ", expected a whole number >= 0 or null");
+}
+
 nlohmann::json read_summary(const fs::path& file) {
   std::ifstream in(file);
   if (!in) {
@@ -94,6 +100,7 @@ nlohmann::json read_summary(const fs::path& file) {
   }
   const std::string where = file.string() + ": summary.";
   const nlohmann::json& s = j["summary"];
+  for (std::string_view key : kSummaryCounts) check_count(s, key, where);
   for (std::string_view key : kSummaryNumbers) check_number(s, key, where);
   for (std::string_view key : kLatencyObjects) {
     const auto it = s.find(key);
@@ -102,6 +109,7 @@ nlohmann::json read_summary(const fs::path& file) {
       throw ConfigError(where + std::string(key) + " is " + it->type_name() +
                         ", expected an object or null");
     }
+    check_count(*it, "count", where + std::string(key) + ".");
     for (std::string_view stat : kLatencyNumbers) {
       check_number(*it, stat, where + std::string(key) + ".");
     }
@@ -247,10 +255,30 @@ class RequestsCsvReader {
   size_t e2e_ = 0;
 };
 
+// The node at `key` (nested keys joined by '.'), or null when a part is absent.
+const nlohmann::json* find_key(const nlohmann::json& root, std::string_view key) {
+  const nlohmann::json* node = &root;
+  while (!key.empty()) {
+    const size_t dot = key.find('.');
+    const std::string_view part = key.substr(0, dot);
+    if (!node->is_object()) return nullptr;
+    const auto it = node->find(part);
+    if (it == node->end()) return nullptr;
+    node = &*it;
+    key = dot == std::string_view::npos ? std::string_view() : key.substr(dot + 1);
+  }
+  return node;
+}
+
+// A count read as it was written: through a double, 2^64 - 1 would round beyond uint64_t.
+uint64_t count_of(const nlohmann::json& root, std::string_view key) {
+  const nlohmann::json* node = find_key(root, key);
+  return node != nullptr && node->is_number_unsigned() ? node->get<uint64_t>() : 0;
+}
+
 LatencyStats latency_stats(const RunFolder& run, const std::string& name) {
   LatencyStats s;
-  const double count = run.value(name + ".count");
-  s.count = std::isnan(count) ? 0 : static_cast<uint64_t>(count);
+  s.count = count_of(run.summary, name + ".count");
   s.mean_s = run.value(name + ".mean_ms") / 1e3;
   s.p50_s = run.value(name + ".p50_ms") / 1e3;
   s.p90_s = run.value(name + ".p90_ms") / 1e3;
@@ -263,17 +291,8 @@ LatencyStats latency_stats(const RunFolder& run, const std::string& name) {
 }  // namespace
 
 double RunFolder::value(std::string_view key) const {
-  const nlohmann::json* node = &summary;
-  while (!key.empty()) {
-    const size_t dot = key.find('.');
-    const std::string_view part = key.substr(0, dot);
-    if (!node->is_object()) return kNaN;
-    const auto it = node->find(part);
-    if (it == node->end()) return kNaN;
-    node = &*it;
-    key = dot == std::string_view::npos ? std::string_view() : key.substr(dot + 1);
-  }
-  return node->is_number() ? node->get<double>() : kNaN;
+  const nlohmann::json* node = find_key(summary, key);
+  return node != nullptr && node->is_number() ? node->get<double>() : kNaN;
 }
 
 std::string_view RunFolder::clock() const {
@@ -281,10 +300,7 @@ std::string_view RunFolder::clock() const {
 }
 
 MetricsSummary RunFolder::metrics_summary() const {
-  auto count = [this](std::string_view key) {
-    const double v = value(key);
-    return std::isnan(v) ? uint64_t{0} : static_cast<uint64_t>(v);
-  };
+  auto count = [this](std::string_view key) { return count_of(summary, key); };
   MetricsSummary m;
   m.requests = count("requests");
   m.completed = count("completed");

@@ -190,6 +190,21 @@ TEST_F(RunFolderTest, SummaryNumberBeyondADoubleIsAOneLineError) {
   EXPECT_EQ(e.find('\n'), std::string::npos) << e;
 }
 
+// fuzz_run_folder: a count beyond uint64_t (or negative) was cast to one in metrics_summary()
+// — undefined behaviour; counts are checked as whole numbers >= 0 when read.
+TEST_F(RunFolderTest, CountsMustBeWholeNumbersThatFit) {
+  write("requests.csv", kHeader);
+  for (const char* bad : {R"({"rejected": 1e110})", R"({"completed": -3})", R"({"requests": 2.5})",
+                          R"({"ttft": {"count": 1e30}})"}) {
+    write_summary(bad);
+    const std::string e = error();
+    EXPECT_NE(e.find(", expected a whole number >= 0 or null"), std::string::npos) << bad << e;
+  }
+  write_summary(R"({"completed": 18446744073709551615, "ttft": {"count": null}})");
+  EXPECT_EQ(error(), "");
+  EXPECT_EQ(read_run_folder(dir_.string()).metrics_summary().completed, 18446744073709551615u);
+}
+
 TEST_F(RunFolderTest, SummaryWithoutItsObjectOrWithWrongTypes) {
   write("requests.csv", kHeader);
   write("summary.json", R"({"fingerprint": "abc"})");
