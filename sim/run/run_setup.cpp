@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "models/json_file.h"
-#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
@@ -88,11 +87,11 @@ nlohmann::json service_json(const ServiceSpec& s, const RunSetup& setup) {
   return {{"default", "vLLM API server"},
           {"frontend",
            {{"workers", s.frontend.station.workers},
-            {"request_s", kVllmIntakeS},
-            {"per_prompt_token_s", kVllmTokeniseS},
-            {"step_s", kVllmStepS},
-            {"per_output_token_s", kVllmPerTokenS},
-            {"cv", kVllmCv}}}};
+            {"request_s", s.frontend.station.request_s.mean()},
+            {"per_prompt_token_s", s.frontend.station.per_prompt_token_s},
+            {"step_s", s.frontend.step_s.mean()},
+            {"per_output_token_s", s.frontend.per_output_token_s},
+            {"cv", s.frontend.station.cv}}}};
 }
 
 std::string service_text(const ServiceSpec& s, const RunSetup& setup) {
