@@ -36,6 +36,9 @@ struct RequestSpec {
                                  // output): a prefix this request shares with that turn
   uint32_t client = 0;           // closed-loop / stepped client index; 0 for open loop
   int step_index = 0;            // stepped-concurrency step it arrived in; else 0
+  uint32_t tenant = 0;           // index into the service's tenants; 0 without tenants
+  int priority = 0;              // vLLM's request priority: smaller is served first under
+                                 // --scheduling-policy priority (vLLM V1, 0.12); 0 = default
   std::vector<uint64_t> block_hashes;  // Mooncake traces only: hash id per 512-token block
 };
 
