@@ -7,23 +7,35 @@
 # --max-concurrency` starts them. Prints a markdown table and the mean absolute percentage
 # errors over the rows with TP > 1, split into the rows the host overheads were fitted on
 # (input = output = 1024) and the held-out rest. Usage:
-#   scripts/compare_published_h100.sh [--csv FILE] [--set KEY=VALUE]...
-#   (--set goes to every simulate, e.g. --set service='"none"' for the engine alone)
+#   scripts/compare_published_h100.sh [--csv FILE] [--spread FRACTION] [--set KEY=VALUE]...
+#   (--set goes to every simulate, e.g. --set service='"none"' for the engine alone;
+#   --spread 0.3 draws each output length uniformly within ±30% of the row's, a device that
+#   keeps simulated clients dispersed — docs/validation.md, point 3 — not a model of the runs)
 # SERVESIM_BIN overrides the binary (default build/default/cli/servesim).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 csv=../shared/reference/measured/published-vllm-h100-qwen3-32b.csv
 extra=()
+spread=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --csv) csv="$2"; shift 2 ;;
     --set) extra+=(--set "$2"); shift 2 ;;
+    --spread) spread="$2"; shift 2 ;;
     *) echo "error: unknown argument $1 (usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
 bin="${SERVESIM_BIN:-./build/default/cli/servesim}"
 [[ -x "$bin" ]] || { echo "error: build first (bash scripts/build.sh)" >&2; exit 2; }
 [[ -r "$csv" ]] || { echo "error: cannot read $csv" >&2; exit 2; }
+awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
+  { echo "error: --spread must be a fraction in [0, 1), e.g. 0.3 (got '$spread')" >&2; exit 2; }
+
+output_tokens() {  # the row's output length, or a uniform spread around it
+  awk -v o="$1" -v f="$spread" 'BEGIN {
+    if (f == 0) { print o; exit }
+    printf "{\"type\":\"uniform\",\"min\":%d,\"max\":%d}\n", o * (1 - f), o * (1 + f) }'
+}
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
 
@@ -38,7 +50,7 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ _ _ isl osl conc tp _ ttft tpot;
   warmup=$(( conc * 2 ))
   out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json \
         --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
-        --set workload.prompt_tokens="$isl" --set workload.output_tokens="$osl" \
+        --set workload.prompt_tokens="$isl" --set workload.output_tokens="$(output_tokens "$osl")" \
         --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
         ${extra[@]+"${extra[@]}"} | tr -d '\n ')
   printf '%s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
