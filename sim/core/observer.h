@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "sim/core/request_record.h"
+#include "sim/core/session_record.h"
 
 namespace servesim {
 
@@ -33,6 +34,8 @@ class Observer {
   }
   virtual void on_request_done(const RequestRecord& record) { (void)record; }
   virtual void on_sample(const TimeSample& sample) { (void)sample; }
+  // An agent session ended (agent workloads only, sim/agent).
+  virtual void on_session_done(const SessionRecord& record) { (void)record; }
   // True asks the run to stop at the next check; the partial results stay valid.
   virtual bool should_stop() { return false; }
 };

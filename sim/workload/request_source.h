@@ -8,9 +8,14 @@
 //   on kArrival at now: while (src.next_arrival_s() && *src.next_arrival_s() <= now)
 //                         admit(src.pop());
 //                       then schedule the next arrival as above;
-//   on a request leaving (any status): src.on_request_done(spec, now), then, if
+//   on a request leaving (any status): src.on_request_done(spec, now) — or, where the
+//                         simulator has the request's record, src.on_request_left(spec,
+//                         record, now), which forwards to it by default — then, if
 //                         next_arrival_s() is earlier than the arrival already scheduled,
 //                         schedule another kArrival (a stale one finds nothing due).
+// Sources with timers of their own (agent tool calls, see sim/agent) wake the simulator
+// through next_arrival_s() too: before popping at time now the simulator calls
+// src.advance_to(now), which fires those timers (a no-op for the other sources).
 // Ids: pop() numbers requests 0, 1, 2, ... in arrival order, whatever the workload.
 // Ownership: the source owns its pending requests; pop() hands a RequestSpec over by value.
 // Thread-safety: none.
@@ -20,7 +25,18 @@
 #include <optional>
 #include <vector>
 
+#include "sim/core/request_record.h"
+
 namespace servesim {
+
+// A run of stream tokens inside a prompt: token k is synthetic_stream_token(stream,
+// offset + k). Agent contexts are a list of these (a tool result, an earlier call's prompt and
+// answer, a summary), so the same content keeps the same token ids wherever it sits.
+struct PromptSegment {
+  uint64_t stream = 0;
+  uint64_t offset = 0;  // position in the stream of the segment's first token
+  int tokens = 0;
+};
 
 struct RequestSpec {
   uint64_t id = 0;               // 0, 1, 2, ... in arrival order
@@ -40,6 +56,10 @@ struct RequestSpec {
   int priority = 0;              // vLLM's request priority: smaller is served first under
                                  // --scheduling-policy priority (vLLM V1, 0.12); 0 = default
   std::vector<uint64_t> block_hashes;  // Mooncake traces only: hash id per 512-token block
+  // Agent calls only: the context between the shared prefix and the new tokens. The prompt is
+  // then the group's shared_prefix_tokens, these segments, and the rest from the `session`
+  // stream at their absolute positions (where the engine's outputs continue it).
+  std::vector<PromptSegment> context;
 };
 
 class RequestSource {
@@ -53,6 +73,14 @@ class RequestSource {
   virtual RequestSpec pop() = 0;
   // A request left the system at now_s (finished, rejected or timed out).
   virtual void on_request_done(const RequestSpec& request, double now_s) = 0;
+  // The same, with the client-side record of the request (segments, cached tokens).
+  virtual void on_request_left(const RequestSpec& request, const RequestRecord& record,
+                               double now_s) {
+    (void)record;
+    on_request_done(request, now_s);
+  }
+  // Fires the source's own timers due at or before now_s (see the driving pattern).
+  virtual void advance_to(double now_s) { (void)now_s; }
   // True when nothing is pending and nothing ever will be.
   virtual bool finished() = 0;
   // Requests the workload will issue in all, if known (for progress); 0 when unknown.

@@ -89,6 +89,51 @@ TraceSpec parse_trace(const nlohmann::json& j, const std::string& name,
   return t;
 }
 
+// An agent workload: sessions start by the arrival (open loop, or closed-loop users); the
+// workflows stay JSON for sim/agent, which knows the deployment they run on.
+WorkloadSpec parse_agent(WorkloadSpec& w, JsonObjectReader& r, const std::string& name,
+                         const std::string& base_dir, bool has_duration) {
+  for (const char* key :
+       {"prompt_tokens", "output_tokens", "shared_prefix", "multi_turn", "num_requests"}) {
+    if (r.has(key)) {
+      r.fail(key,
+             "is not allowed with \"agent\" (workflow steps set lengths; agent.sessions "
+             "caps the sessions)");
+    }
+    r.raw(key);
+  }
+  if (!r.has("arrival")) {
+    r.fail("arrival", "is required with \"agent\": how sessions start (poisson, closed, ...)");
+  }
+  const nlohmann::json& arrival = r.raw("arrival");
+  const std::string type =
+      arrival.is_object() && arrival.contains("type") && arrival["type"].is_string()
+          ? arrival["type"].get<std::string>()
+          : "";
+  if (type == "stepped") {
+    throw ConfigError(field(name, "arrival.type") +
+                      ": stepped arrivals do not start agent sessions yet; use closed or an "
+                      "open-loop process");
+  }
+  if (type == "closed") {
+    parse_closed(w, arrival, name, base_dir, false);
+    w.agent_closed_loop = true;
+  } else {
+    w.arrival = ArrivalProcess::from_json(arrival, field(name, "arrival"));
+  }
+  w.kind = WorkloadKind::kAgent;
+  const nlohmann::json& agent = r.raw("agent");
+  if (!agent.is_object()) r.fail("agent", "must be an object (see docs/agents.md)");
+  if (!has_duration && !agent.contains("sessions")) {
+    throw ConfigError(field(name, "agent.sessions") +
+                      ": give agent.sessions or duration_s so the workload ends");
+  }
+  w.agent = agent;
+  w.agent_base_dir = base_dir;
+  r.finish();
+  return w;
+}
+
 }  // namespace
 
 WorkloadSpec WorkloadSpec::from_json(const nlohmann::json& j, const std::string& base_dir,
@@ -126,6 +171,8 @@ WorkloadSpec WorkloadSpec::from_json(const nlohmann::json& j, const std::string&
     return w;
   }
   r.raw("trace");
+  if (r.has("agent")) return parse_agent(w, r, name, base_dir, has_duration);
+  r.raw("agent");
 
   if (!r.has("arrival")) {
     r.fail("arrival", "is required (or give \"trace\" to replay a trace file)");
@@ -217,6 +264,10 @@ int WorkloadSpec::step_at(double time_s) const {
 }
 
 std::unique_ptr<RequestSource> make_request_source(const WorkloadSpec& spec) {
+  if (spec.kind == WorkloadKind::kAgent) {
+    throw ConfigError(
+        "workload.agent: agent workloads run in the simulator only (servesim simulate)");
+  }
   if (spec.kind == WorkloadKind::kTrace) return std::make_unique<TraceSource>(spec);
   return std::make_unique<SyntheticSource>(spec);
 }

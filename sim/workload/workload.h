@@ -7,6 +7,9 @@
 //              step_duration_s): the load test engineers run before launch; requests carry
 //              their step_index so metrics can be reported step by step
 //   trace      replay of a recorded trace (see sim/workload/trace_reader.h)
+//   agent      sessions of agent workflows (LLM and tool steps) started by an open-loop
+//              arrival or closed-loop users; "agent" holds the workflows, which sim/agent
+//              parses and runs (this layer keeps them as JSON: see docs/agents.md)
 // Options on top of synthetic kinds: shared_prefix (K groups sharing an L-token system
 // prompt) and multi_turn (sessions whose context grows turn by turn). docs/workloads.md has
 // the schema and an example of each.
@@ -35,7 +38,7 @@
 
 namespace servesim {
 
-enum class WorkloadKind { kOpenLoop, kClosedLoop, kStepped, kTrace };
+enum class WorkloadKind { kOpenLoop, kClosedLoop, kStepped, kTrace, kAgent };
 
 struct SharedPrefixSpec {
   int groups = 1;  // distinct system prompts; each request picks one uniformly
@@ -71,6 +74,12 @@ struct WorkloadSpec {
   std::optional<SharedPrefixSpec> shared_prefix;
   std::optional<MultiTurnSpec> multi_turn;
   std::optional<TraceSpec> trace;
+  // Agent workloads: the "agent" object as written, parsed by sim/agent (AgentSpec) with
+  // agent_base_dir resolving its relative paths; arrival is open loop or closed (clients
+  // are the users, think_time_s their pause between sessions).
+  nlohmann::json agent;
+  std::string agent_base_dir;
+  bool agent_closed_loop = false;
   uint64_t num_requests = 0;       // requests issued in all (every turn counts); 0 = no cap
   double duration_s = kUnlimited;  // no arrivals at or after this; seconds
   uint64_t seed = 0;
@@ -87,7 +96,8 @@ struct WorkloadSpec {
 };
 
 // A fresh source; several made from one spec produce identical request streams.
-// Throws ConfigError (e.g. a trace file that cannot be opened).
+// Throws ConfigError (e.g. a trace file that cannot be opened, or an agent workload, whose
+// source sim/agent makes: make_agent_or_request_source in sim/agent/agent_workload.h).
 std::unique_ptr<RequestSource> make_request_source(const WorkloadSpec& spec);
 
 }  // namespace servesim

@@ -1,0 +1,279 @@
+#include "sim/agent/agent_session.h"
+
+#include <algorithm>
+
+namespace servesim {
+
+AgentSession::AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t workflow_group,
+                           uint32_t user, SessionHost& host)
+    : workflow_group_(workflow_group),
+      workflow_(workflow),
+      host_(host),
+      outcomes_(static_cast<size_t>(workflow.num_steps), int8_t{-1}) {
+  record_.id = id;
+  record_.workflow = workflow.name;
+  record_.user = user;
+}
+
+void AgentSession::start(double now_s) {
+  record_.start_s = now_s;
+  contexts_.emplace_back();
+  begin(new_frame(workflow_.root, -1, 0, CriticalPath{}), now_s);
+}
+
+int AgentSession::new_frame(const StepSpec& step, int parent, int context,
+                            const CriticalPath& path) {
+  Frame f;
+  f.step = &step;
+  f.parent = parent;
+  f.context = context;
+  f.path = path;
+  if (step.subtask) f.subtask_mark = contexts_[static_cast<size_t>(context)].mark();
+  frames_.push_back(std::move(f));
+  return static_cast<int>(frames_.size() - 1);
+}
+
+void AgentSession::begin(int frame, double now_s) {
+  const Frame& f = frames_[static_cast<size_t>(frame)];
+  const StepSpec& step = *f.step;
+  switch (step.kind) {
+    case StepKind::kLlm:
+      begin_llm(frame, now_s);
+      return;
+    case StepKind::kTool:
+      begin_tool(frame, now_s);
+      return;
+    case StepKind::kParallel:
+      begin_parallel(frame, now_s);
+      return;
+    case StepKind::kSequence:
+    case StepKind::kLoop:
+      if (step.children.empty()) {
+        finish(frame, f.path, now_s);
+      } else {
+        start_child(frame, 0, f.context, f.path, now_s);
+      }
+      return;
+    case StepKind::kBranch: {
+      size_t arm = step.children.size();  // none
+      if (step.condition_step >= 0) {
+        const int8_t outcome = outcomes_[static_cast<size_t>(step.condition_step)];
+        const bool then = step.run_if_failed ? outcome == 0 : outcome == 1;
+        arm = then ? 0 : 1;
+      } else {
+        double u = host_.rng(SessionHost::Purpose::kBranch).uniform();
+        for (size_t i = 0; i < step.arm_probability.size(); ++i) {
+          if (u < step.arm_probability[i]) {
+            arm = i;
+            break;
+          }
+          u -= step.arm_probability[i];
+        }
+      }
+      if (arm < step.children.size()) {
+        start_child(frame, arm, f.context, f.path, now_s);
+      } else {
+        finish(frame, f.path, now_s);
+      }
+      return;
+    }
+  }
+}
+
+void AgentSession::start_child(int frame, size_t child, int context, const CriticalPath& path,
+                               double now_s) {
+  const StepSpec& step = frames_[static_cast<size_t>(frame)].step->children[child];
+  begin(new_frame(step, frame, context, path), now_s);
+}
+
+void AgentSession::begin_parallel(int frame, double now_s) {
+  const StepSpec& step = *frames_[static_cast<size_t>(frame)].step;
+  const size_t n = step.children.size();
+  const size_t limit =
+      step.max_concurrency > 0 ? std::min(n, static_cast<size_t>(step.max_concurrency)) : n;
+  for (size_t i = 0; i < n; ++i) {
+    AgentContext branch = contexts_[static_cast<size_t>(frames_[frame].context)].fork();
+    contexts_.push_back(std::move(branch));
+    frames_[static_cast<size_t>(frame)].child_contexts.push_back(
+        static_cast<int>(contexts_.size() - 1));
+  }
+  frames_[static_cast<size_t>(frame)].next_child = limit;
+  const CriticalPath path = frames_[static_cast<size_t>(frame)].path;
+  for (size_t i = 0; i < limit && !ended_; ++i) {
+    start_child(frame, i, frames_[static_cast<size_t>(frame)].child_contexts[i], path, now_s);
+  }
+}
+
+void AgentSession::begin_llm(int frame, double now_s) {
+  (void)now_s;
+  const LlmStepSpec& llm = frames_[static_cast<size_t>(frame)].step->llm;
+  const int new_tokens = llm.new_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens));
+  const int output_tokens = llm.output_tokens.sample(host_.rng(SessionHost::Purpose::kLlmOutput));
+  issue(frame, new_tokens, output_tokens);
+}
+
+void AgentSession::issue(int frame, int new_tokens, int output_tokens) {
+  const AgentContext& context = contexts_[static_cast<size_t>(frames_[frame].context)];
+  RequestSpec spec;
+  spec.prefix_group = workflow_group_;
+  spec.shared_prefix_tokens = workflow_.system_prompt_tokens;
+  spec.context = context.segments();
+  spec.history_tokens = context.tokens();
+  spec.prompt_tokens = workflow_.system_prompt_tokens + context.tokens() + new_tokens;
+  spec.output_tokens = output_tokens;
+  spec.session = host_.new_stream();
+  spec.turn = record_.llm_calls;
+  spec.client = record_.user;
+  ++record_.llm_calls;
+  ++in_flight_;
+  host_.issue_call(*this, frame, std::move(spec));
+}
+
+void AgentSession::on_call_done(int frame, const RequestSpec& spec, const RequestRecord& record,
+                                double now_s) {
+  --in_flight_;
+  record_.input_tokens += spec.prompt_tokens;
+  record_.output_tokens += record.output_tokens;
+  record_.cached_tokens += record.cached_prompt_tokens;
+  if (ended_) return;
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  if (record.status != RequestOutcome::kOk) {
+    end(f.path, now_s, false, record.cause);
+    return;
+  }
+  CriticalPath path = f.path;
+  const RequestSegments& s = record.segments;
+  path.llm_queue_s += s.engine_queue_s;
+  path.prefill_s += s.prefill_s;
+  path.decode_s += s.decode_s;
+  path.service_s += (now_s - spec.arrival_s) - s.engine_queue_s - s.prefill_s - s.decode_s;
+  ++path.llm_calls;
+
+  // The call's new tokens start where its context ends; its answer follows them in its stream.
+  const int before = workflow_.system_prompt_tokens + spec.history_tokens;
+  const int new_tokens = spec.prompt_tokens - before;
+  const PromptSegment answer{spec.session, static_cast<uint64_t>(before + new_tokens),
+                             record.output_tokens};
+  AgentContext& context = contexts_[static_cast<size_t>(f.context)];
+  if (f.summarizing) {
+    f.summarizing = false;
+    context.replace(answer);
+    finish(frame, path, now_s);
+    return;
+  }
+  context.append({spec.session, static_cast<uint64_t>(before), new_tokens + record.output_tokens});
+  context.note_answer(answer);
+  if (now_s >= last_answer_s_) {
+    last_answer_s_ = now_s;
+    record_.first_token_s = f.step->llm.stream ? record.first_token_s : now_s;
+  }
+  const ContextPolicySpec& policy = workflow_.context;
+  if (policy.summarize_every > 0 && ++llm_calls_since_summary_ >= policy.summarize_every) {
+    llm_calls_since_summary_ = 0;
+    f.path = path;
+    f.summarizing = true;
+    issue(frame,
+          policy.summary_prompt_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens)),
+          policy.summary_tokens);
+    return;
+  }
+  finish(frame, path, now_s);
+}
+
+void AgentSession::begin_tool(int frame, double now_s) {
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  const ToolStepSpec& tool = f.step->tool;
+  Rng& latency = host_.rng(SessionHost::Purpose::kToolLatency);
+  Rng& failure = host_.rng(SessionHost::Purpose::kToolFailure);
+  f.tool_s = 0;
+  f.tool_ok = false;
+  for (int attempt = 0; attempt <= tool.retries && !f.tool_ok; ++attempt) {
+    f.tool_s += (attempt == 0 ? tool.latency_s : tool.retry_latency_s).sample(latency);
+    f.tool_ok = !(failure.uniform() < tool.failure_probability);
+    ++record_.tool_attempts;
+  }
+  f.tool_result_tokens = tool.result_tokens.sample(host_.rng(SessionHost::Purpose::kToolResult));
+  ++record_.tool_calls;
+  ++in_flight_;
+  host_.start_timer(*this, frame, now_s + f.tool_s);
+}
+
+void AgentSession::on_timer(int frame, double now_s) {
+  --in_flight_;
+  if (ended_) return;
+  const Frame& f = frames_[static_cast<size_t>(frame)];
+  outcomes_[static_cast<size_t>(f.step->index)] = f.tool_ok ? 1 : 0;
+  if (!f.tool_ok) ++record_.tool_failures;
+  const int trim = workflow_.context.max_tool_result_tokens;
+  const int tokens = trim > 0 ? std::min(trim, f.tool_result_tokens) : f.tool_result_tokens;
+  contexts_[static_cast<size_t>(f.context)].append({host_.new_stream(), 0, tokens});
+  CriticalPath path = f.path;
+  path.tool_s += f.tool_s;
+  ++path.tool_calls;
+  finish(frame, path, now_s);
+}
+
+void AgentSession::finish(int frame, CriticalPath path, double now_s) {
+  const Frame& f = frames_[static_cast<size_t>(frame)];
+  if (f.step->subtask) {
+    contexts_[static_cast<size_t>(f.context)].clear_to(f.subtask_mark,
+                                                       workflow_.context.subtask_summary_tokens);
+  }
+  if (f.parent < 0) {
+    end(path, now_s, true, FailureCause::kNone);
+    return;
+  }
+  child_done(f.parent, path, now_s);
+}
+
+void AgentSession::child_done(int frame, const CriticalPath& path, double now_s) {
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  const StepSpec& step = *f.step;
+  switch (step.kind) {
+    case StepKind::kSequence:
+      if (++f.next_child < step.children.size()) {
+        start_child(frame, f.next_child, f.context, path, now_s);
+      } else {
+        finish(frame, path, now_s);
+      }
+      return;
+    case StepKind::kLoop: {
+      const bool succeeded =
+          step.until_step >= 0 && outcomes_[static_cast<size_t>(step.until_step)] == 1;
+      if (!succeeded && ++f.iteration < step.max_iterations) {
+        start_child(frame, 0, f.context, path, now_s);
+      } else {
+        finish(frame, path, now_s);
+      }
+      return;
+    }
+    case StepKind::kParallel:
+      ++f.finished_children;
+      f.last_path = path;
+      if (f.next_child < step.children.size()) {
+        const size_t next = f.next_child++;
+        start_child(frame, next, f.child_contexts[next], path, now_s);
+        return;
+      }
+      if (f.finished_children == step.children.size()) {
+        for (int branch : f.child_contexts) {
+          contexts_[static_cast<size_t>(f.context)].merge(contexts_[static_cast<size_t>(branch)]);
+        }
+        finish(frame, f.last_path, now_s);
+      }
+      return;
+    default:  // a branch, or a leaf, which has no children
+      finish(frame, path, now_s);
+      return;
+  }
+}
+
+void AgentSession::end(const CriticalPath& path, double now_s, bool ok, FailureCause cause) {
+  ended_ = true;
+  record_.finish_s = now_s;
+  record_.ok = ok;
+  record_.cause = cause;
+  if (ok) record_.path = path;
+}
+
+}  // namespace servesim

@@ -1,0 +1,113 @@
+// AgentSession: one running session of a workflow — the interpreter of its step tree. It
+// issues LLM calls (RequestSpecs) and starts timers (tool calls) through its SessionHost,
+// and advances when the host reports a call's end (with its RequestRecord) or a timer.
+//
+// Each active step is a Frame (arena-allocated, indices, freed with the session). A frame
+// starts with the critical path that led to it — that of the step whose end started it: the
+// previous step of a sequence, the group's start for a parallel child, or the child whose end
+// freed a parallel slot — and ends with it plus its own time, so the path of the root's end
+// sums to the session's E2E. LLM calls split their time as their records do (engine queue,
+// prefill, decode; the rest is the service path); tools count whole, retries included.
+// Failure: an LLM call that fails (rejected, timed out) ends the session as failed at that
+// time; its calls still in flight are waited for (done() stays false) but change nothing.
+// Memory: O(steps run + context segments) per session. Thread-safety: none.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/agent/agent_context.h"
+#include "sim/agent/workflow_spec.h"
+#include "sim/core/rng.h"
+#include "sim/core/session_record.h"
+#include "sim/workload/request_source.h"
+
+namespace servesim {
+
+class AgentSession;
+
+// What a session needs from the source that runs it. Random draws come from streams the host
+// owns, one per purpose, so sessions stay reproducible from the seed.
+class SessionHost {
+ public:
+  enum class Purpose {
+    kLlmNewTokens,
+    kLlmOutput,
+    kToolLatency,
+    kToolFailure,
+    kToolResult,
+    kBranch
+  };
+
+  virtual ~SessionHost() = default;
+  // Sends an LLM call now; the host fills id and arrival_s and reports its end with
+  // session.on_call_done(frame, ...).
+  virtual void issue_call(AgentSession& session, int frame, RequestSpec spec) = 0;
+  // Calls session.on_timer(frame, at_s) at simulated time at_s.
+  virtual void start_timer(AgentSession& session, int frame, double at_s) = 0;
+  virtual uint64_t new_stream() = 0;  // a token stream no other call or tool uses
+  virtual Rng& rng(Purpose purpose) = 0;
+};
+
+class AgentSession {
+ public:
+  // `workflow_group` is the prefix group of the workflow's system prompt.
+  AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t workflow_group, uint32_t user,
+               SessionHost& host);
+
+  void start(double now_s);
+  void on_call_done(int frame, const RequestSpec& spec, const RequestRecord& record, double now_s);
+  void on_timer(int frame, double now_s);
+
+  // The session's outcome is known (record() is final); it may still have calls in flight.
+  bool ended() const { return ended_; }
+  // Nothing of the session is in flight any more.
+  bool done() const { return ended_ && in_flight_ == 0; }
+  const SessionRecord& record() const { return record_; }
+
+ private:
+  struct Frame {
+    const StepSpec* step = nullptr;
+    int parent = -1;
+    int context = 0;    // index into contexts_
+    CriticalPath path;  // at its start
+    // Sequences, loops: the child running; parallel groups: children started / finished.
+    size_t next_child = 0;
+    size_t finished_children = 0;
+    int iteration = 0;
+    std::vector<int> child_contexts;  // parallel: one per child, merged in order at the end
+    CriticalPath last_path;           // parallel: the path of the child that ended last
+    AgentContext::Mark subtask_mark;
+    bool summarizing = false;  // llm: the context summary call is in flight
+    bool tool_ok = true;
+    double tool_s = 0;  // seconds, retries included
+    int tool_result_tokens = 0;
+  };
+
+  int new_frame(const StepSpec& step, int parent, int context, const CriticalPath& path);
+  void begin(int frame, double now_s);
+  void begin_llm(int frame, double now_s);
+  void begin_tool(int frame, double now_s);
+  void begin_parallel(int frame, double now_s);
+  void start_child(int frame, size_t child, int context, const CriticalPath& path, double now_s);
+  void issue(int frame, int new_tokens, int output_tokens);
+  void summarize(int frame);
+  // The frame's step ended with `path`; its parent moves on.
+  void finish(int frame, CriticalPath path, double now_s);
+  void child_done(int frame, const CriticalPath& path, double now_s);
+  void end(const CriticalPath& path, double now_s, bool ok, FailureCause cause);
+
+  uint64_t workflow_group_;
+  const WorkflowSpec& workflow_;
+  SessionHost& host_;
+  std::vector<Frame> frames_;
+  std::vector<AgentContext> contexts_;
+  std::vector<int8_t> outcomes_;  // per step index: -1 not run, 0 failed, 1 succeeded
+  int llm_calls_since_summary_ = 0;
+  int in_flight_ = 0;  // calls and timers outstanding
+  bool ended_ = false;
+  double last_answer_s_ = -1;  // seconds; end of the last workflow LLM call so far
+  SessionRecord record_;
+};
+
+}  // namespace servesim

@@ -1,0 +1,185 @@
+#include "sim/agent/agent_source.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace servesim {
+namespace {
+
+// One Rng stream per purpose; the numbers are part of the reproducibility contract. The
+// session purposes follow at kSessionStreams + SessionHost::Purpose.
+enum Stream : uint64_t {
+  kArrivalStream = 101,
+  kWorkflowStream = 102,
+  kThinkStream = 103,
+  kSessionStreams = 110,
+};
+constexpr size_t kPurposes = 6;  // SessionHost::Purpose values
+
+}  // namespace
+
+AgentSource::AgentSource(const WorkloadSpec& workload, const AgentSpec& agent, Observer& observer)
+    : workload_(workload),
+      agent_(agent),
+      observer_(observer),
+      arrival_rng_(Rng(workload.seed).fork(kArrivalStream)),
+      workflow_rng_(Rng(workload.seed).fork(kWorkflowStream)),
+      think_rng_(Rng(workload.seed).fork(kThinkStream)),
+      arrival_(workload.arrival) {
+  for (size_t p = 0; p < kPurposes; ++p)
+    rngs_.push_back(Rng(workload.seed).fork(kSessionStreams + p));
+  for (const WorkflowSpec& w : agent.workflows) total_weight_ += w.weight;
+  if (workload.agent_closed_loop) {
+    for (int u = 0; u < workload.clients; ++u) {
+      const double at = workload.ramp_up_s * u / workload.clients;
+      push_timer({at, 0, TimerKind::kUserStart, 0, 0, static_cast<uint32_t>(u)});
+    }
+  }
+}
+
+AgentSource::~AgentSource() = default;
+
+Rng& AgentSource::rng(Purpose purpose) {
+  return rngs_[static_cast<size_t>(purpose)];
+}
+
+void AgentSource::push_timer(Timer t) {
+  t.seq = next_seq_++;
+  timers_.push_back(t);
+  std::push_heap(timers_.begin(), timers_.end(), Later{});
+}
+
+bool AgentSource::may_start(double at_s) const {
+  return at_s < workload_.duration_s && (agent_.sessions == 0 || next_session_ < agent_.sessions);
+}
+
+void AgentSource::draw_open_start() {
+  if (workload_.agent_closed_loop || next_open_s_ || open_exhausted_) return;
+  const double at = arrival_.next_arrival_s(arrival_rng_);
+  if (may_start(at)) {
+    next_open_s_ = at;
+  } else {
+    open_exhausted_ = true;
+  }
+}
+
+std::optional<double> AgentSource::next_arrival_s() {
+  draw_open_start();
+  std::optional<double> next = next_open_s_;
+  auto earlier = [&next](double t) {
+    if (!next || t < *next) next = t;
+  };
+  if (!ready_.empty()) earlier(ready_.front().arrival_s);
+  if (!timers_.empty()) earlier(timers_.front().at_s);
+  return next;
+}
+
+void AgentSource::advance_to(double now_s) {
+  now_s_ = std::max(now_s_, now_s);
+  while (true) {
+    draw_open_start();
+    const bool timer_due = !timers_.empty() && timers_.front().at_s <= now_s;
+    const bool open_due = next_open_s_ && *next_open_s_ <= now_s;
+    if (!timer_due && !open_due) return;
+    if (open_due && (!timer_due || *next_open_s_ <= timers_.front().at_s)) {
+      const double at = *next_open_s_;
+      next_open_s_.reset();
+      start_session(0, at);
+      continue;
+    }
+    std::pop_heap(timers_.begin(), timers_.end(), Later{});
+    const Timer t = timers_.back();
+    timers_.pop_back();
+    if (t.kind == TimerKind::kUserStart) {
+      if (may_start(t.at_s)) start_session(t.user, t.at_s);
+      continue;
+    }
+    const auto it = sessions_.find(t.session);
+    it->second->on_timer(t.frame, t.at_s);
+    settle(t.session);
+  }
+}
+
+void AgentSource::start_session(uint32_t user, double now_s) {
+  double u = workflow_rng_.uniform() * total_weight_;
+  size_t w = 0;
+  while (w + 1 < agent_.workflows.size() && u >= agent_.workflows[w].weight) {
+    u -= agent_.workflows[w].weight;
+    ++w;
+  }
+  const uint64_t id = next_session_++;
+  auto session = std::make_unique<AgentSession>(id, agent_.workflows[w], w + 1, user, *this);
+  AgentSession& s = *session;
+  sessions_.emplace(id, std::move(session));
+  s.start(now_s);
+  settle(id);
+}
+
+void AgentSource::issue_call(AgentSession& session, int frame, RequestSpec spec) {
+  spec.arrival_s = now_s_;
+  ready_.push_back(std::move(spec));
+  ready_calls_.push_back({session.record().id, frame});
+}
+
+void AgentSource::start_timer(AgentSession& session, int frame, double at_s) {
+  push_timer({at_s, 0, TimerKind::kTool, session.record().id, frame, 0});
+}
+
+RequestSpec AgentSource::pop() {
+  if (ready_.empty()) {
+    throw std::logic_error("AgentSource::pop: no call is due (advance_to first)");
+  }
+  RequestSpec spec = std::move(ready_.front());
+  ready_.pop_front();
+  spec.id = next_request_++;
+  in_flight_.emplace(spec.id, ready_calls_.front());
+  ready_calls_.pop_front();
+  return spec;
+}
+
+void AgentSource::on_request_done(const RequestSpec& request, double now_s) {
+  RequestRecord record;
+  record.id = request.id;
+  record.arrival_s = request.arrival_s;
+  record.prompt_tokens = request.prompt_tokens;
+  record.output_tokens = request.output_tokens;
+  record.first_token_s = now_s;
+  record.finish_s = now_s;
+  on_request_left(request, record, now_s);
+}
+
+void AgentSource::on_request_left(const RequestSpec& request, const RequestRecord& record,
+                                  double now_s) {
+  now_s_ = std::max(now_s_, now_s);
+  const auto call = in_flight_.find(request.id);
+  if (call == in_flight_.end()) return;
+  const Call c = call->second;
+  in_flight_.erase(call);
+  sessions_.at(c.session)->on_call_done(c.frame, request, record, now_s);
+  settle(c.session);
+}
+
+void AgentSource::settle(uint64_t id) {
+  const auto it = sessions_.find(id);
+  AgentSession& s = *it->second;
+  if (!s.ended()) return;
+  if (reported_.insert(id).second) {
+    metrics_.add(s.record());
+    observer_.on_session_done(s.record());
+    if (workload_.agent_closed_loop) {
+      const double at = s.record().finish_s + workload_.think_time_s.sample(think_rng_);
+      push_timer({at, 0, TimerKind::kUserStart, 0, 0, s.record().user});
+    }
+  }
+  if (s.done()) {
+    reported_.erase(id);
+    sessions_.erase(it);
+  }
+}
+
+bool AgentSource::finished() {
+  draw_open_start();
+  return sessions_.empty() && ready_.empty() && timers_.empty() && !next_open_s_;
+}
+
+}  // namespace servesim

@@ -1,0 +1,79 @@
+#include "sim/agent/session_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/metrics/percentile.h"
+
+namespace servesim {
+namespace {
+
+LatencyStats stats_of(const std::vector<float>& samples, double sum_s) {
+  LatencyStats s;
+  if (samples.empty()) return s;
+  std::vector<double> sorted(samples.begin(), samples.end());
+  std::sort(sorted.begin(), sorted.end());
+  s.count = sorted.size();
+  s.mean_s = sum_s / static_cast<double>(sorted.size());
+  s.p50_s = percentile_sorted(sorted, 50);
+  s.p90_s = percentile_sorted(sorted, 90);
+  s.p95_s = percentile_sorted(sorted, 95);
+  s.p99_s = percentile_sorted(sorted, 99);
+  s.max_s = sorted.back();
+  return s;
+}
+
+}  // namespace
+
+void SessionMetrics::add(const SessionRecord& r) {
+  if (!r.ok) {
+    ++failed_;
+    return;
+  }
+  e2e_s_.push_back(static_cast<float>(r.e2e_s()));
+  e2e_sum_s_ += r.e2e_s();
+  if (!std::isnan(r.ttft_s())) {
+    ttft_s_.push_back(static_cast<float>(r.ttft_s()));
+    ttft_sum_s_ += r.ttft_s();
+  }
+  llm_calls_ += r.llm_calls;
+  tool_calls_ += r.tool_calls;
+  input_tokens_ += static_cast<double>(r.input_tokens);
+  output_tokens_ += static_cast<double>(r.output_tokens);
+  cached_tokens_ += static_cast<double>(r.cached_tokens);
+  path_.llm_queue_s += r.path.llm_queue_s;
+  path_.prefill_s += r.path.prefill_s;
+  path_.decode_s += r.path.decode_s;
+  path_.service_s += r.path.service_s;
+  path_.tool_s += r.path.tool_s;
+  path_llm_calls_ += r.path.llm_calls;
+  path_tool_calls_ += r.path.tool_calls;
+}
+
+SessionSummary SessionMetrics::summary() const {
+  SessionSummary s;
+  s.completed = e2e_s_.size();
+  s.failed = failed_;
+  s.sessions = s.completed + s.failed;
+  s.e2e = stats_of(e2e_s_, e2e_sum_s_);
+  s.ttft = stats_of(ttft_s_, ttft_sum_s_);
+  if (s.completed == 0) return s;
+  const double n = static_cast<double>(s.completed);
+  s.llm_calls = llm_calls_ / n;
+  s.tool_calls = tool_calls_ / n;
+  s.input_tokens = input_tokens_ / n;
+  s.output_tokens = output_tokens_ / n;
+  s.cached_tokens = cached_tokens_ / n;
+  s.path.llm_queue_s = path_.llm_queue_s / n;
+  s.path.prefill_s = path_.prefill_s / n;
+  s.path.decode_s = path_.decode_s / n;
+  s.path.service_s = path_.service_s / n;
+  s.path.tool_s = path_.tool_s / n;
+  s.path_llm_calls = path_llm_calls_ / n;
+  s.path_tool_calls = path_tool_calls_ / n;
+  s.path.llm_calls = static_cast<int>(std::lround(s.path_llm_calls));
+  s.path.tool_calls = static_cast<int>(std::lround(s.path_tool_calls));
+  return s;
+}
+
+}  // namespace servesim

@@ -1,0 +1,62 @@
+// SessionRecord: the outcome of one agent session (sim/agent) — a user task that became many
+// LLM and tool calls — as the session metrics and sessions.csv see it. A plain value; the
+// agent source fills it when the session's last step ends.
+//
+// Critical path: the chain of calls whose ends started the next ones up to the session's end;
+// its segments (LLM queueing, prefill, decode, the service path around the engine, tools) sum
+// to the session's E2E. Invariant for an ok record: start_s <= first_token_s <= finish_s.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "sim/core/request_record.h"
+
+namespace servesim {
+
+// Seconds of the critical path by kind; they sum to the session's E2E.
+struct CriticalPath {
+  double llm_queue_s = 0;  // engine queue of the LLM calls on the path
+  double prefill_s = 0;    // their first scheduled to first token
+  double decode_s = 0;     // their first token to last
+  double service_s = 0;    // their time outside the engine: network, gateway, API server, retries
+  double tool_s = 0;       // tool calls on the path, retries included
+  int llm_calls = 0;       // calls on the path
+  int tool_calls = 0;
+
+  double total_s() const { return llm_queue_s + prefill_s + decode_s + service_s + tool_s; }
+};
+
+struct SessionRecord {
+  static constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
+
+  uint64_t id = 0;       // 0, 1, 2, ... in start order
+  std::string workflow;  // the workflow's name
+  uint32_t user = 0;     // closed-loop user; 0 for open loop
+  bool ok = true;        // false: an LLM call failed (rejected, timed out) and ended it
+  FailureCause cause = FailureCause::kNone;  // the failed call's cause
+  double start_s = 0;                        // seconds, simulated
+  double finish_s = kNever;                  // seconds; last step's end (or the failure)
+  // The first token the user sees: the first streamed token of the session's last LLM call
+  // to finish, or that call's end when it does not stream; NaN without an LLM call.
+  double first_token_s = kNever;
+  int llm_calls = 0;          // every call, context summaries included
+  int tool_calls = 0;         // tool steps run (a retried tool counts once)
+  int tool_attempts = 0;      // attempts, retries included
+  int tool_failures = 0;      // tool steps that failed after their retries
+  int64_t input_tokens = 0;   // prompt tokens over the LLM calls
+  int64_t output_tokens = 0;  // generated tokens over the LLM calls
+  int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  CriticalPath path;          // ok records only
+
+  double e2e_s() const { return finish_s - start_s; }
+  double ttft_s() const { return first_token_s - start_s; }
+};
+
+// sessions.csv: the header line and one record's line (each without its newline).
+std::string_view session_csv_header();
+std::string session_csv_line(const SessionRecord& record);
+
+}  // namespace servesim
