@@ -13,6 +13,7 @@
 #include "cli/interrupt_flag.h"
 #include "models/config_error.h"
 #include "models/json_file.h"
+#include "sim/agent/session_report.h"
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/knee.h"
 #include "sim/metrics/result_writer.h"
@@ -81,7 +82,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
                   "Override a scenario key, e.g. --set engine.max_num_seqs=128 (repeatable)");
   cmd->add_option("--seed", options.seed, "Seed for every random draw (overrides the scenario's)");
   cmd->add_option("--out", options.out_dir,
-                  "Write requests.csv, timeseries.csv and summary.json into this directory");
+                  "Write requests.csv, timeseries.csv, summary.json (and sessions.csv for agent "
+                  "workloads) into this directory");
   cmd->add_flag("--json", options.json, "Print the summary as JSON");
   cmd->add_option("--max-error-rate", options.max_error_rate,
                   "Error rate above which a step of a stepped workload counts as broken, for the "
@@ -157,6 +159,7 @@ int run_simulate(const SimulateOptions& options) {
   const std::vector<Finding> why =
       diagnose({result.summary, result.replicas, result.stations, result.simulated_s});
   j["diagnosis"] = diagnosis_json(why);
+  if (result.sessions) j["sessions"] = session_summary_json(*result.sessions);
 
   if (!options.out_dir.empty()) {
     // Last and atomic: a summary.json under its name means the folder is whole ("stopped"
@@ -187,6 +190,7 @@ int run_simulate(const SimulateOptions& options) {
   }
   print_summary(stdout, result.summary, "simulated");
   print_stations(stdout, result.stations);
+  if (result.sessions) print_session_summary(stdout, *result.sessions);
   print_diagnosis(stdout, why);
   if (!result.by_step.empty()) {
     print_step_table(stdout, result.by_step,

@@ -35,6 +35,7 @@ ResultWriter::ResultWriter(const std::string& out_dir)
     : dir_checked_((require_writable_directory(out_dir, "--out"), true)),
       requests_((std::filesystem::path(out_dir) / "requests.csv").string()),
       samples_((std::filesystem::path(out_dir) / "timeseries.csv").string()),
+      out_dir_(out_dir),
       exceptions_at_start_(std::uncaught_exceptions()) {
   (void)dir_checked_;
   requests_.stream() << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
@@ -59,6 +60,7 @@ void ResultWriter::commit() {
   committed_ = true;
   requests_.commit();
   samples_.commit();
+  if (sessions_) sessions_->commit();
 }
 
 void ResultWriter::on_request_done(const RequestRecord& r) {
@@ -78,6 +80,15 @@ void ResultWriter::on_request_done(const RequestRecord& r) {
   }
   requests_.stream() << ',' << r.attempts << ',' << (ok ? num(r.segments.retry_s) : std::string())
                      << '\n';
+}
+
+void ResultWriter::on_session_done(const SessionRecord& record) {
+  if (!sessions_) {
+    const std::string path = (std::filesystem::path(out_dir_) / "sessions.csv").string();
+    sessions_ = std::make_unique<AtomicFile>(path);
+    sessions_->stream() << session_csv_header() << '\n';
+  }
+  sessions_->stream() << session_csv_line(record) << '\n';
 }
 
 void ResultWriter::on_sample(const TimeSample& s) {

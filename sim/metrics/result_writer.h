@@ -1,7 +1,8 @@
 // ResultWriter: the output format shared by every command that serves a workload —
 // `servesim simulate` and `servesim engine run` — so their results compare line by line:
 // requests.csv (one RequestRecord a line) and timeseries.csv (one TimeSample a line) in a
-// folder, written while the run goes through the Observer seam; plus the JSON of a
+// folder, written while the run goes through the Observer seam — and, for agent workloads,
+// sessions.csv (one SessionRecord a line), opened at the first session; plus the JSON of a
 // MetricsSummary / ReplicaSummary (summary.json's keys) and the summary table both print.
 //
 // Numbers: latencies in JSON are milliseconds (keys end in _ms); CSV times are seconds since
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstdio>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
@@ -39,6 +41,7 @@ class ResultWriter final : public Observer {
 
   void on_request_done(const RequestRecord& record) override;
   void on_sample(const TimeSample& sample) override;
+  void on_session_done(const SessionRecord& record) override;
 
   // Puts both files in place. Throws ConfigError (a full disk). REQUIRES: not committed yet.
   void commit();
@@ -47,6 +50,8 @@ class ResultWriter final : public Observer {
   bool dir_checked_;  // first member: the folder is checked before the files open
   AtomicFile requests_;
   AtomicFile samples_;
+  std::string out_dir_;
+  std::unique_ptr<AtomicFile> sessions_;  // agent workloads only
   bool committed_ = false;
   int exceptions_at_start_;  // std::uncaught_exceptions() when constructed
 };

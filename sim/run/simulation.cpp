@@ -5,6 +5,7 @@
 
 #include "models/config_error.h"
 #include "models/cost_model_factory.h"
+#include "sim/agent/agent_workload.h"
 #include "sim/core/event_loop.h"
 #include "sim/service/service_path.h"
 #include "sim/serving/replica.h"
@@ -34,7 +35,7 @@ class Simulation::Driver final : public EventHandler,
   Driver(const Simulation& sim, Observer& observer)
       : sim_(sim),
         observer_(observer),
-        source_(make_request_source(sim.config_.workload)),
+        source_(make_simulation_source(sim.config_.workload, sim.agent_limits(), observer)),
         router_(sim.config_.router, sim.config_.seed ^ 0x726f75746572ULL),
         report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer) {
     const SimulationConfig& c = sim.config_;
@@ -70,6 +71,7 @@ class Simulation::Driver final : public EventHandler,
           replica->busy_s(), replica->op_totals(), replica->admission()));
       result.extrapolated_steps += replica->extrapolated_steps();
     }
+    result.sessions = session_summary_of(*source_);
     result.fingerprint = loop_.fingerprint().hex();
     result.events = loop_.events_executed();
     result.simulated_s = loop_.now_s();
@@ -143,7 +145,7 @@ class Simulation::Driver final : public EventHandler,
     const double client_done_s = record.status == RequestOutcome::kOk
                                      ? now_s
                                      : std::max(now_s, record.arrival_s + kMinClientTurnaround_s);
-    source_->on_request_done(request, client_done_s);
+    source_->on_request_left(request, record, client_done_s);
     schedule_next_arrival();
   }
 
@@ -179,6 +181,7 @@ class Simulation::Driver final : public EventHandler,
   void on_arrival() {
     const double now = loop_.now_s();
     if (now >= pending_arrival_s_) pending_arrival_s_ = kNoEvent;
+    source_->advance_to(now);
     while (true) {
       const std::optional<double> next = source_->next_arrival_s();
       if (!next || *next > now) break;
@@ -275,6 +278,13 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   }
   const CostModelChoice choice{config_.profile.get(), config_.calibrated, config_.roofline};
   cost_model_ = make_cost_model(choice, config_.model, config_.gpu, config_.parallel, plan_.engine);
+  if (config_.workload.kind == WorkloadKind::kAgent) {
+    parse_agent_workload(config_.workload, agent_limits());
+  }
+}
+
+AgentLimits Simulation::agent_limits() const {
+  return {config_.model.name, scheduler_config_.max_model_len};
 }
 
 Simulation::~Simulation() = default;

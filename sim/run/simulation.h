@@ -4,7 +4,8 @@
 // reports and a fingerprint of the event trace.
 //
 // Construction sizes the KV cache with MemoryPlan (so a deployment that does not fit fails
-// with the planner's one-line error) and builds the cost model; run() may be called once.
+// with the planner's one-line error), builds the cost model and checks an agent workload's
+// workflows against the deployment; run() may be called once.
 // Determinism: every random draw comes from seeds in the config; equal configs give equal
 // results and fingerprints, byte for byte.
 // Memory: bounded by the requests in flight plus the per-request metric samples (one float
@@ -28,6 +29,8 @@
 #include "models/model_spec.h"
 #include "models/parallel_config.h"
 #include "models/roofline_cost_model.h"
+#include "sim/agent/session_metrics.h"
+#include "sim/agent/workflow_spec.h"
 #include "sim/core/observer.h"
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/replica_summary.h"
@@ -75,6 +78,7 @@ struct SimulationResult {
   // Calibrated cost model with extrapolate: steps beyond the profile's range (else 0).
   int64_t extrapolated_steps = 0;
   std::vector<StationStats> stations;  // the service path's stations; empty without one
+  std::optional<SessionSummary> sessions;  // agent workloads: the sessions' metrics
 };
 
 // The scheduler settings a deployment runs with: vLLM's flags as the memory plan resolved
@@ -99,6 +103,8 @@ class Simulation {
   const MemoryPlan& memory_plan() const { return plan_; }
   const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
   const CostModel& cost_model() const { return *cost_model_; }
+  // What an agent workload's llm steps are checked against: this deployment.
+  AgentLimits agent_limits() const;
 
   SimulationResult run(Observer& observer);
 
