@@ -7,13 +7,16 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "calibration/build_info.h"
 #include "calibration/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/knee.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/metrics/step_table.h"
+#include "sim/run/run_setup.h"
 #include "sim/run/scenario.h"
 
 namespace servesim {
@@ -73,6 +76,22 @@ CLI::App* add_engine_run_command(CLI::App& engine, EngineRunOptions& o) {
   return run;
 }
 
+namespace {
+
+RunSetup run_setup(const EngineRunOptions& o, const std::string& scenario,
+                   const std::vector<std::string>& overrides) {
+  RunSetup setup{scenario,
+                 load_json_file(o.scenario),
+                 std::filesystem::path(o.scenario).parent_path().string(),
+                 servesim_version(),
+                 servesim_git_revision(),
+                 o.max_error_rate};
+  apply_overrides(setup.scenario_json, overrides);
+  return setup;
+}
+
+}  // namespace
+
 int run_engine_run(const EngineRunOptions& o) {
   const Backend backend = parse_backend(o.backend);
   if (!(o.max_error_rate >= 0 && o.max_error_rate <= 1)) {
@@ -122,6 +141,9 @@ int run_engine_run(const EngineRunOptions& o) {
   j["seed"] = c.seed;
   j["wall_s"] = result.wall_s;
   j["stopped"] = result.stopped;
+  j["setup"] =
+      engine_run_setup_json({c, sc, kv_tokens, server.weights().num_params(), o.backend, o.threads},
+                            run_setup(o, scenario.name, overrides));
   j["summary"] = summary_json(result.summary);
   const Knee knee = find_knee(result.by_step, c.metrics.slo, o.max_error_rate);
   if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {

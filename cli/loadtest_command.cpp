@@ -19,6 +19,7 @@
 #include "serve/loadtest/load_generator.h"
 #include "serve/loadtest/loadtest_report.h"
 #include "sim/core/csv_line.h"
+#include "sim/metrics/atomic_file.h"
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/metrics/step_table.h"
@@ -187,9 +188,8 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   nlohmann::json scenario_json = load_json_file(o.scenario);
   apply_overrides(scenario_json, overrides);
   LoadtestSetup setup{
-      o.endpoint,        host_name(),
-      utc_now_iso8601(), servesim_version() + " (git " + servesim_git_revision() + ")",
-      o.timeout_s,       o.max_error_rate};
+      o.endpoint,  host_name(),     utc_now_iso8601(), servesim_version(), servesim_git_revision(),
+      o.timeout_s, o.max_error_rate};
 
   LoadGenerator generator(generator_options(o), scenario.config);
   CliLoadtestObserver observer(o.out_dir, !o.quiet);
@@ -214,9 +214,13 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   if (const nlohmann::json steps = steps_json(r.by_step, clients); !steps.empty())
     j["steps"] = steps;
   j["loadtest"] = loadtest_json(r, setup, generator.options().url, knee, clients);
+  j["setup"] = loadtest_setup_json(r, setup, generator.options().url, scenario.name, scenario_json,
+                                   scenario.config.seed);
   j["scenario_config"] = scenario_json;
   if (!o.out_dir.empty()) {
-    std::ofstream(std::filesystem::path(o.out_dir) / "summary.json") << j.dump(2) << "\n";
+    AtomicFile summary((std::filesystem::path(o.out_dir) / "summary.json").string());
+    summary.stream() << j.dump(2) << "\n";
+    summary.commit();
   }
   if (o.json)
     std::cout << j.dump(2) << "\n";

@@ -18,7 +18,59 @@ nlohmann::json client_json(const ClientHealth& h) {
           {"verdict", h.verdict}};
 }
 
+// The served model's entry in GET /v1/models' answer ({"data": [{"id": ...}, ...]}).
+const nlohmann::json* served_model(const nlohmann::json& models, const std::string& id) {
+  if (!models.is_object() || !models.contains("data") || !models["data"].is_array()) return nullptr;
+  for (const nlohmann::json& m : models["data"]) {
+    if (m.is_object() && m.value("id", std::string()) == id) return &m;
+  }
+  return nullptr;
+}
+
+nlohmann::json model_json(const LoadtestResult& r) {
+  nlohmann::json model = {{"name", r.model}};
+  if (const nlohmann::json* m = served_model(r.server.models, r.model)) {
+    if (m->contains("max_model_len")) model["max_model_len"] = (*m)["max_model_len"];
+    if (m->contains("owned_by")) model["owned_by"] = (*m)["owned_by"];
+  }
+  return model;
+}
+
+// GET /version's {"version": "0.12.0"} (vLLM, servesim), else whatever it answered.
+nlohmann::json server_version(const nlohmann::json& version) {
+  if (version.is_object() && version.contains("version")) return version["version"];
+  return version;
+}
+
+nlohmann::json block_or_null(const nlohmann::json& scenario, const char* key) {
+  return scenario.is_object() && scenario.contains(key) ? scenario[key] : nlohmann::json();
+}
+
 }  // namespace
+
+nlohmann::json loadtest_setup_json(const LoadtestResult& r, const LoadtestSetup& setup,
+                                   const EndpointUrl& url, const std::string& scenario,
+                                   const nlohmann::json& scenario_json, uint64_t seed) {
+  return {{"scenario", scenario},
+          {"servesim_version", setup.servesim_version + " (git " + setup.git_revision + ")"},
+          {"git_revision", setup.git_revision},
+          {"url", url.text},
+          {"endpoint", setup.endpoint},
+          {"model", model_json(r)},
+          {"server_version", server_version(r.server.version)},
+          {"workload", block_or_null(scenario_json, "workload")},
+          {"slo", block_or_null(scenario_json, "slo")},
+          {"metrics", block_or_null(scenario_json, "metrics")},
+          {"seed", seed},
+          {"client",
+           {{"timeout_s", setup.timeout_s},
+            {"max_connections", r.max_connections},
+            {"max_requests", r.max_requests},
+            {"max_duration_s", r.max_duration_s},
+            {"host", setup.client_host},
+            {"started_at", setup.started_at}}},
+          {"max_error_rate", setup.max_error_rate}};
+}
 
 nlohmann::json loadtest_json(const LoadtestResult& r, const LoadtestSetup& setup,
                              const EndpointUrl& url, const Knee& knee,
@@ -40,7 +92,7 @@ nlohmann::json loadtest_json(const LoadtestResult& r, const LoadtestSetup& setup
           {"scrapes", r.scrapes},
           {"client_host", setup.client_host},
           {"started_at", setup.started_at},
-          {"servesim_version", setup.servesim_version},
+          {"servesim_version", setup.servesim_version + " (git " + setup.git_revision + ")"},
           {"max_connections", r.max_connections},
           {"timeout_s", setup.timeout_s},
           {"max_requests", r.max_requests},

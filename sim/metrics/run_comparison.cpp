@@ -5,12 +5,15 @@
 #include <limits>
 
 #include "models/config_error.h"
+#include "sim/metrics/setup_difference.h"
 
 namespace servesim {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr std::string_view kMissing = "\u2013";  // an en dash: "not measured", never 0
+// A table line per run: the first few differing setup keys; --json lists them all.
+constexpr size_t kMaxListedSetupDifferences = 8;
 
 // Characters on screen: UTF-8 continuation bytes take no column.
 size_t display_width(std::string_view s) {
@@ -66,6 +69,30 @@ std::string describe_setup(const RunFolder& run) {
     text += std::string(" ") + key + "=" + (it->is_string() ? it->get<std::string>() : it->dump());
   }
   return text;
+}
+
+const nlohmann::json& setup_record(const RunFolder& run) {
+  static const nlohmann::json kNone;
+  const auto it = run.setup.find("setup");
+  return it == run.setup.end() ? kNone : *it;
+}
+
+SetupDiff setup_diff(const RunComparison& c, size_t run) {
+  return diff_setups(setup_record(*c.runs.front()), setup_record(*c.runs[run]));
+}
+
+// Why the runs may differ, before by how much: each run's setup keys that differ from the
+// reference's.
+void print_setup_differences(std::FILE* out, const RunComparison& c, size_t path_width) {
+  bool header = false;
+  for (size_t i = 1; i < c.runs.size(); ++i) {
+    const SetupDiff diff = setup_diff(c, i);
+    if (!diff.compared) continue;
+    if (!header) std::fprintf(out, "setup against the first run:\n");
+    header = true;
+    std::fprintf(out, "  %s  %s\n", pad_right(c.runs[i]->path, path_width).c_str(),
+                 describe_setup_diff(diff, kMaxListedSetupDifferences).c_str());
+  }
 }
 
 }  // namespace
@@ -162,6 +189,7 @@ void print_comparison(std::FILE* out, const RunComparison& c) {
                  static_cast<unsigned long long>(run.records),
                  static_cast<unsigned long long>(run.ok), setup.empty() ? "" : ";", setup.c_str());
   }
+  print_setup_differences(out, c, path_width);
   // Cells: the reference's value alone, every other run's value and its difference.
   size_t value_width = 6;
   size_t diff_width = 7;
@@ -193,12 +221,18 @@ void print_comparison(std::FILE* out, const RunComparison& c) {
 
 nlohmann::json comparison_json(const RunComparison& c) {
   nlohmann::json runs = nlohmann::json::array();
-  for (const RunFolder* run : c.runs) {
-    runs.push_back({{"path", run->path},
-                    {"clock", run->clock()},
-                    {"requests_csv_rows", run->records},
-                    {"requests_csv_ok", run->ok},
-                    {"setup", run->setup}});
+  for (size_t i = 0; i < c.runs.size(); ++i) {
+    const RunFolder* run = c.runs[i];
+    nlohmann::json entry = {{"path", run->path},
+                            {"clock", run->clock()},
+                            {"requests_csv_rows", run->records},
+                            {"requests_csv_ok", run->ok},
+                            {"setup", run->setup}};
+    if (const SetupDiff diff = setup_diff(c, i); i > 0 && diff.compared) {
+      entry["setup_differences"] = setup_diff_json(diff);
+      entry["setup_keys_only_in_one"] = diff.only_in_one;
+    }
+    runs.push_back(std::move(entry));
   }
   nlohmann::json metrics = nlohmann::json::array();
   for (const ComparedMetric& m : c.metrics) {

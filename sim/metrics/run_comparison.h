@@ -1,6 +1,7 @@
 // RunComparison: two or more result folders (RunFolder) side by side — request counts,
 // throughput, TTFT/TPOT/ITL/E2E mean and percentiles, error rate and goodput, each with its
-// relative difference against the first run, the reference — as the table and JSON `servesim
+// relative difference against the first run, the reference — and the setup keys in which each
+// run differs from the reference (sim/metrics/setup_difference.h), as the table and JSON `servesim
 // compare` prints, and the check behind `--max-error` (CI: fail when a run drifts).
 //
 // Relative difference: (value - reference) / |reference| x 100 %. Undefined (NaN) when either
@@ -66,12 +67,14 @@ struct ErrorLimitBreach {
 std::vector<ErrorLimitBreach> check_max_error(const RunComparison& comparison, double max_error_pct,
                                               bool missing_breaches);
 
-// The text table: a line per run (its path, clock, scenario, model, ...), then a row per metric
-// with each run's value and, after the first, its difference.
+// The text table: a line per run (its path, clock, scenario, model, ...), a line per later run
+// with the setup keys that differ from the reference's (when both have a "setup" record), then
+// a row per metric with each run's value and, after the first, its difference.
 void print_comparison(std::FILE* out, const RunComparison& comparison);
 
 // {"reference", "runs": [...], "metrics": [{key, label, unit, values, difference_pct}]};
-// missing and undefined numbers are null.
+// missing and undefined numbers are null. A later run with a setup record to compare has
+// "setup_differences" [{key, reference, value}] and "setup_keys_only_in_one".
 nlohmann::json comparison_json(const RunComparison& comparison);
 
 // One line saying which metric of which run broke the limit and by how much.

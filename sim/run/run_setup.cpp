@@ -22,11 +22,10 @@ nlohmann::json optional_json(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json();
 }
 
-// Every flag the run was served with, as resolved: what `vllm serve` would be given.
-nlohmann::json engine_json(const Simulation& sim) {
-  const SimulationConfig& c = sim.config();
-  const EngineConfig& e = sim.memory_plan().engine;
-  const SchedulerConfig& sc = sim.scheduler_config();
+}  // namespace
+
+nlohmann::json engine_flags_json(const SimulationConfig& c, const EngineConfig& e,
+                                 const SchedulerConfig& sc, int64_t kv_cache_tokens) {
   return {{"mirrors", kMirroredEngine},
           {"gpu_memory_utilization", e.gpu_memory_utilization},
           {"max_model_len", sc.max_model_len},
@@ -48,8 +47,10 @@ nlohmann::json engine_json(const Simulation& sim) {
           {"static_batch_size", c.static_batch_size},
           {"static_batch_timeout_s", c.static_batch_timeout_s},
           {"router", std::string(router_policy_name(c.router))},
-          {"kv_cache_tokens", sim.memory_plan().kv_cache_tokens}};
+          {"kv_cache_tokens", kv_cache_tokens}};
 }
+
+namespace {
 
 nlohmann::json cost_model_json(const SimulationConfig& c) {
   if (!c.profile) return {{"type", "roofline"}};
@@ -110,24 +111,41 @@ std::string service_text(const ServiceSpec& s, const RunSetup& setup) {
 nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
   const SimulationConfig& c = sim.config();
   const MemoryPlan& plan = sim.memory_plan();
+  return {
+      {"servesim_version", setup.servesim_version},
+      {"git_revision", setup.git_revision},
+      {"scenario", setup.scenario},
+      {"model",
+       {{"name", c.model.name},
+        {"dtype", weights_dtype(c)},
+        {"kv_cache_dtype", kv_dtype(plan.engine)},
+        {"params_total", plan.params_total},
+        {"params_active", plan.params_active}}},
+      {"gpu", {{"name", c.gpu.name}, {"memory_total_bytes", c.gpu.memory_total_bytes}}},
+      {"parallel",
+       {{"tensor_parallel_size", c.parallel.tp},
+        {"pipeline_parallel_size", c.parallel.pp},
+        {"data_parallel_size", c.parallel.dp},
+        {"gpus", c.parallel.total_gpus()}}},
+      {"engine", engine_flags_json(c, plan.engine, sim.scheduler_config(), plan.kv_cache_tokens)},
+      {"cost_model", cost_model_json(c)},
+      {"service", service_json(c.service, setup)},
+      {"workload", workload_block(setup)},
+      {"slo", block(setup, "slo")},
+      {"metrics", block(setup, "metrics")},
+      {"max_error_rate", setup.max_error_rate},
+      {"seed", c.seed}};
+}
+
+nlohmann::json engine_run_setup_json(const EngineRunFacts& run, const RunSetup& setup) {
+  const SimulationConfig& c = run.config;
   return {{"servesim_version", setup.servesim_version},
           {"git_revision", setup.git_revision},
           {"scenario", setup.scenario},
           {"model",
-           {{"name", c.model.name},
-            {"dtype", weights_dtype(c)},
-            {"kv_cache_dtype", kv_dtype(plan.engine)},
-            {"params_total", plan.params_total},
-            {"params_active", plan.params_active}}},
-          {"gpu", {{"name", c.gpu.name}, {"memory_total_bytes", c.gpu.memory_total_bytes}}},
-          {"parallel",
-           {{"tensor_parallel_size", c.parallel.tp},
-            {"pipeline_parallel_size", c.parallel.pp},
-            {"data_parallel_size", c.parallel.dp},
-            {"gpus", c.parallel.total_gpus()}}},
-          {"engine", engine_json(sim)},
-          {"cost_model", cost_model_json(c)},
-          {"service", service_json(c.service, setup)},
+           {{"name", c.model.name}, {"dtype", weights_dtype(c)}, {"params_total", run.params}}},
+          {"backend", {{"name", run.backend}, {"threads", run.threads}}},
+          {"engine", engine_flags_json(c, c.engine, run.scheduler, run.kv_cache_tokens)},
           {"workload", workload_block(setup)},
           {"slo", block(setup, "slo")},
           {"metrics", block(setup, "metrics")},

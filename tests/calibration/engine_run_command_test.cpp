@@ -78,6 +78,23 @@ TEST(EngineRunCommand, OutDirHasTheSimulatorsFilesAndKeys) {
   EXPECT_EQ(engine["summary"]["input_tokens"], simulated["summary"]["input_tokens"]);
   EXPECT_EQ(engine["summary"]["output_tokens"], simulated["summary"]["output_tokens"]);
   EXPECT_GT(engine["kv_cache_blocks"].get<int>(), 1);
+  // The setup records share their keys where both runs have them, so compare can name what
+  // differs: the engine's flags are the simulator's (same scheduler config), its backend is not
+  // a GPU.
+  const nlohmann::json& es = engine["setup"];
+  const nlohmann::json& ss = simulated["setup"];
+  EXPECT_EQ(es["backend"]["name"], "cpu");
+  EXPECT_EQ(es["backend"]["threads"], 2);
+  for (const char* key : {"max_num_seqs", "max_num_batched_tokens", "max_model_len", "mirrors"}) {
+    EXPECT_EQ(es["engine"][key], ss["engine"][key]) << key;
+  }
+  EXPECT_EQ(es["workload"], ss["workload"]);
+  EXPECT_EQ(es["seed"], ss["seed"]);
+  EXPECT_EQ(es["model"]["name"], ss["model"]["name"]);
+  const CliResult c = run_servesim("compare " + sim_dir.string() + " " + engine_dir.string());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("setup against the first run:"), std::string::npos) << c.out;
+  EXPECT_EQ(c.out.find("engine.max_num_seqs"), std::string::npos) << c.out;
   fs::remove_all(engine_dir);
   fs::remove_all(sim_dir);
   fs::remove(trace);

@@ -88,6 +88,17 @@ TEST(LoadtestCommand, WritesSimulatesFilesAndItsOwn) {
   EXPECT_EQ(first_line(out / "errors.csv"), "id,step_index,arrival_s,http_status,cause,detail");
   EXPECT_NE(read_all(out / "server_metrics.csv").find("vllm:num_requests_running"),
             std::string::npos);
+  // The setup record, in a simulation's shape where they overlap, so compare can say why
+  // the two runs differ: here the load test's --set steps.
+  EXPECT_EQ(j["setup"]["model"]["name"], "fake-model");
+  EXPECT_EQ(j["setup"]["server_version"], "fake-1");
+  EXPECT_EQ(j["setup"]["workload"]["arrival"]["steps"], nlohmann::json({1, 2}));
+  EXPECT_EQ(j["setup"]["seed"], s["setup"]["seed"]);
+  EXPECT_EQ(j["setup"]["url"], server.url());
+  const auto c = run_servesim("compare " + sim.string() + " " + out.string());
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_NE(c.out.find("setup against the first run:"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("workload.arrival.steps [1,2,4] → [1,2]"), std::string::npos) << c.out;
   fs::remove_all(out);
   fs::remove_all(sim);
 }
