@@ -30,4 +30,22 @@ std::string_view to_string(FailureCause cause) {
   return "unknown";
 }
 
+std::string_view to_string(RateLimitKind kind) {
+  switch (kind) {
+    case RateLimitKind::kNone:
+      return "none";
+    case RateLimitKind::kGatewayRequests:
+      return "gateway.requests_per_s";
+    case RateLimitKind::kGatewayTokens:
+      return "gateway.tokens_per_min";
+    case RateLimitKind::kTenantRequests:
+      return "requests_per_s";
+    case RateLimitKind::kTenantTokens:
+      return "tokens_per_min";
+    case RateLimitKind::kTenantInFlight:
+      return "max_in_flight";
+  }
+  return "unknown";
+}
+
 }  // namespace servesim

@@ -34,6 +34,21 @@ inline constexpr size_t kNumFailureCauses = 5;  // FailureCause values, kNone in
 
 std::string_view to_string(FailureCause cause);
 
+// Which limit refused a rate-limited request (HTTP 429): the gateway's own buckets, or the
+// request's tenant's buckets and concurrency quota (service.tenants). kNone otherwise.
+enum class RateLimitKind : uint8_t {
+  kNone,
+  kGatewayRequests,  // gateway.rate_limit.requests_per_s
+  kGatewayTokens,    // gateway.rate_limit.tokens_per_min
+  kTenantRequests,   // the tenant's rate_limit.requests_per_s
+  kTenantTokens,     // the tenant's rate_limit.tokens_per_min
+  kTenantInFlight,   // the tenant's max_in_flight
+};
+inline constexpr size_t kNumRateLimitKinds = 6;  // RateLimitKind values, kNone included
+
+// "gateway.requests_per_s", "tokens_per_min", "max_in_flight", ... ("none" for kNone).
+std::string_view to_string(RateLimitKind kind);
+
 // Where an ok request's time went, seconds: the segments sum to its E2E latency, and those up
 // to the first token plus first_token_stream_s to its TTFT. Without a service path the
 // request reaches the engine when it is sent, so only the engine's segments are non-zero.
@@ -66,8 +81,11 @@ struct RequestRecord {
   int preemptions = 0;                // times it was preempted (recompute or swap)
   RequestOutcome status = RequestOutcome::kOk;
   FailureCause cause = FailureCause::kNone;
-  int step_index = 0;        // stepped-concurrency step it arrived in; else 0
-  int attempts = 1;          // attempts the client made, the first included (1 = no retry)
+  int step_index = 0;   // stepped-concurrency step it arrived in; else 0
+  int attempts = 1;     // attempts the client made, the first included (1 = no retry)
+  uint32_t tenant = 0;  // index into service.tenants; 0 without tenants
+  // The limit behind a kRateLimited cause (kNone for any other).
+  RateLimitKind limit = RateLimitKind::kNone;
   RequestSegments segments;  // ok records only
 
   double queueing_s() const { return first_scheduled_s - arrival_s; }

@@ -50,6 +50,7 @@ EngineTotals engine_totals(const std::vector<ReplicaSummary>& replicas) {
 // What every rule reads, computed once.
 struct Context {
   const RunFacts& facts;
+  const std::vector<TenantSummary>& tenants;
   const DiagnosisThresholds& limits;
   EngineTotals engine;
   double gpu_busy = std::nan("");  // fraction of the run the replicas spent in steps
@@ -98,10 +99,13 @@ void station_rules(const Context& c, std::vector<Finding>& out) {
   }
 }
 
-std::string failure_clause(FailureCause cause, const std::vector<StationStats>& stations) {
+std::string failure_clause(FailureCause cause, const Context& c) {
+  const std::vector<StationStats>& stations = c.facts.stations;
   switch (cause) {
     case FailureCause::kRateLimited:
-      return "were refused by the gateway's rate limit (HTTP 429)";
+      return c.tenants.empty()
+                 ? "were refused by the gateway's rate limit (HTTP 429)"
+                 : "were refused by a rate limit, the gateway's or their tenant's (HTTP 429)";
     case FailureCause::kQueueFull: {
       std::string names;
       for (const StationStats& s : stations) {
@@ -141,11 +145,68 @@ void error_rules(const Context& c, std::vector<Finding>& out) {
         {name,
          text("%llu of %llu requests (%.1f%%) ", static_cast<unsigned long long>(failed),
               static_cast<unsigned long long>(m.requests), 100 * share) +
-             failure_clause(cause, c.facts.stations),
+             failure_clause(cause, c),
          {{"summary.where_time_went.errors_by_cause." + name, static_cast<double>(failed)},
           {"summary.requests", static_cast<double>(m.requests)},
           {"summary.error_rate", m.error_rate}}});
   }
+}
+
+std::string limit_phrase(RateLimitKind k) {
+  switch (k) {
+    case RateLimitKind::kGatewayRequests:
+      return "the gateway's requests_per_s limit";
+    case RateLimitKind::kGatewayTokens:
+      return "the gateway's tokens_per_min limit";
+    default:
+      return "its " + std::string(to_string(k)) + " limit";
+  }
+}
+
+void tenant_refused_rule(const Context& c, std::vector<Finding>& out) {
+  for (const TenantSummary& t : c.tenants) {
+    if (t.summary.requests == 0) continue;
+    size_t top = 0;
+    for (size_t k = 1; k < kNumRateLimitKinds; ++k) {
+      if (t.refused_by_limit[k] > t.refused_by_limit[top]) top = k;
+    }
+    const uint64_t refused = t.refused_by_limit[top];
+    const double share = static_cast<double>(refused) / static_cast<double>(t.summary.requests);
+    if (refused == 0 || share < c.limits.error_share) continue;
+    const auto kind = static_cast<RateLimitKind>(top);
+    const std::string at = "tenants[" + t.tenant.name + "].";
+    out.push_back(
+        {"tenant_refused",
+         text("tenant %s: %.0f%% of its requests (%llu of %llu) were refused by ",
+              t.tenant.name.c_str(), 100 * share, static_cast<unsigned long long>(refused),
+              static_cast<unsigned long long>(t.summary.requests)) +
+             limit_phrase(kind) + " (HTTP 429)",
+         {{at + "refused_by_limit." + std::string(to_string(kind)), static_cast<double>(refused)},
+          {at + "requests", static_cast<double>(t.summary.requests)}}});
+  }
+}
+
+void tenant_slow_rule(const Context& c, std::vector<Finding>& out) {
+  const TenantSummary* slow = nullptr;
+  const TenantSummary* fast = nullptr;
+  for (const TenantSummary& t : c.tenants) {
+    if (t.summary.ttft.count == 0 || !(t.summary.ttft.p50_s > 0)) continue;
+    if (!slow || t.summary.ttft.p50_s > slow->summary.ttft.p50_s) slow = &t;
+    if (!fast || t.summary.ttft.p50_s < fast->summary.ttft.p50_s) fast = &t;
+  }
+  if (!slow || slow == fast) return;
+  const double ratio = slow->summary.ttft.p50_s / fast->summary.ttft.p50_s;
+  if (ratio < c.limits.tenant_ttft_ratio) return;
+  const std::string& s = slow->tenant.name;
+  const std::string& f = fast->tenant.name;
+  out.push_back(
+      {"tenant_slow",
+       text("tenant %s waits longest for its first token: TTFT p50 %.1f ms, %.1fx tenant %s's "
+            "%.1f ms (priority %d vs %d)",
+            s.c_str(), slow->summary.ttft.p50_s * 1e3, ratio, f.c_str(),
+            fast->summary.ttft.p50_s * 1e3, slow->tenant.priority, fast->tenant.priority),
+       {{"tenants[" + s + "].ttft.p50_ms", slow->summary.ttft.p50_s * 1e3},
+        {"tenants[" + f + "].ttft.p50_ms", fast->summary.ttft.p50_s * 1e3}}});
 }
 
 void slo_rule(const Context& c, std::vector<Finding>& out) {
@@ -338,13 +399,20 @@ Finding healthy(const Context& c) {
 }  // namespace
 
 std::vector<Finding> diagnose(const RunFacts& facts, const DiagnosisThresholds& limits) {
-  Context c{facts, limits, engine_totals(facts.replicas)};
+  return diagnose(facts, {}, limits);
+}
+
+std::vector<Finding> diagnose(const RunFacts& facts, const std::vector<TenantSummary>& tenants,
+                              const DiagnosisThresholds& limits) {
+  Context c{facts, tenants, limits, engine_totals(facts.replicas)};
   if (facts.run_s > 0 && !facts.replicas.empty()) {
     c.gpu_busy = c.engine.busy_s / (facts.run_s * static_cast<double>(facts.replicas.size()));
   }
   std::vector<Finding> out;
   station_rules(c, out);
   error_rules(c, out);
+  tenant_refused_rule(c, out);
+  tenant_slow_rule(c, out);
   slo_rule(c, out);
   admission_rules(c, out);
   engine_queue_rule(c, out);

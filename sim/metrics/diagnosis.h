@@ -13,6 +13,12 @@
 //  rate_limited, queue_full, timed_out, too_long (failed: no cause recorded)
 //                     one per failure cause behind >= 1% of the requests: one request in a
 //                     hundred failing is what users notice as "errors", not noise.
+//  tenant_refused     with service.tenants: a tenant with >= 1% of its requests refused by one
+//                     limit (the largest named: its own max_in_flight, requests_per_s or
+//                     tokens_per_min, or the gateway's), the same share as the error rules.
+//  tenant_slow        with two or more tenants: the slowest tenant's TTFT p50 >= 2 x the
+//                     fastest's. Tenants share one engine, so their first tokens should come
+//                     alike; twice as slow is a priority order or a quota at work, not noise.
 //  slo_missed         SLOs are set and fewer than 90% of the requests met them: the usual
 //                     target, so a run below it is not healthy whatever else it shows.
 //  max_num_seqs_full  >= 10% of the replicas' busy time in steps that left requests waiting
@@ -46,6 +52,7 @@
 #include "sim/metrics/metrics.h"
 #include "sim/metrics/replica_summary.h"
 #include "sim/metrics/station_stats.h"
+#include "sim/metrics/tenant_metrics.h"
 
 namespace servesim {
 
@@ -61,6 +68,7 @@ struct DiagnosisThresholds {
   double long_prefill_ttft_s = 0.25;  // seconds of mean TTFT
   double ttft_tail_ratio = 3.0;       // p99 / p50
   double model_e2e_share = 0.5;
+  double tenant_ttft_ratio = 2.0;  // slowest tenant's TTFT p50 / fastest's
 };
 
 // What the diagnosis reads; the producer copies it from its results.
@@ -86,6 +94,9 @@ struct Finding {
 };
 
 std::vector<Finding> diagnose(const RunFacts& facts, const DiagnosisThresholds& limits = {});
+// The same with the run's tenants (service.tenants), which the tenant rules read.
+std::vector<Finding> diagnose(const RunFacts& facts, const std::vector<TenantSummary>& tenants,
+                              const DiagnosisThresholds& limits = {});
 
 // summary.json's "diagnosis": [{code, text, evidence: [{metric, value}]}].
 nlohmann::json diagnosis_json(const std::vector<Finding>& findings);

@@ -1,5 +1,6 @@
 #include "sim/run/scenario.h"
 
+#include <cstdio>
 #include <filesystem>
 
 #include "models/config_error.h"
@@ -276,7 +277,12 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
                        const Catalog& catalog) {
   nlohmann::json j = load_json_file(path);
   apply_overrides(j, overrides);
-  return parse_scenario(j, fs::path(path).parent_path().string(), path, catalog);
+  Scenario s = parse_scenario(j, fs::path(path).parent_path().string(), path, catalog);
+  const SimulationConfig& c = s.config;
+  const std::string warning =
+      tenant_priority_warning(c.service.tenants, c.queue_order == QueueOrder::kPriority);
+  if (!warning.empty()) std::fprintf(stderr, "%s\n", warning.c_str());
+  return s;
 }
 
 }  // namespace servesim

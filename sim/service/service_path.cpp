@@ -19,7 +19,7 @@ uint64_t attempt_key(uint64_t id, int attempt) {
 }  // namespace
 
 ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop,
-                         ServicePathHost& host)
+                         ServicePathHost& host, uint32_t tenant_clients)
     : spec_(spec),
       loop_(loop),
       host_(host),
@@ -48,6 +48,10 @@ ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop
     token_bucket_.emplace(spec_.rate_limit->tokens_per_min / 60.0,
                           spec_.rate_limit->tokens_per_min);
   }
+  if (!spec_.tenants.empty()) {
+    tenants_.emplace(spec_.tenants, tenant_clients, seed);
+    quotas_.emplace(spec_.tenants);
+  }
 }
 
 // A job's work varies around its mean: lognormal with mean 1 and the station's coefficient
@@ -73,7 +77,14 @@ size_t ServicePath::hop_station(const Flight& f) const {
 }
 
 void ServicePath::send(const RequestSpec& request, double now_s) {
-  send_attempt(request, request.id, 1, now_s);
+  if (!tenants_) {
+    send_attempt(request, request.id, 1, now_s);
+    return;
+  }
+  RequestSpec with_tenant = request;
+  with_tenant.tenant = tenants_->assign(request);
+  with_tenant.priority = spec_.tenants[with_tenant.tenant].priority;
+  send_attempt(with_tenant, request.id, 1, now_s);
 }
 
 void ServicePath::send_attempt(const RequestSpec& request, uint64_t key, int attempt,
@@ -125,10 +136,25 @@ void ServicePath::settle(Flight& f) {
   if (f.refs == 0 && f.answered) flights_.erase(f.key);
 }
 
-bool ServicePath::rate_limited(const Flight& f, double now_s) {
-  if (request_bucket_ && !request_bucket_->try_take(now_s, 1.0)) return true;
+// The tenant's limits are looked at first and charged only once every limit has passed; the
+// gateway's buckets charge as they pass, as they always have.
+RateLimitKind ServicePath::refusing_limit(Flight& f, double now_s) {
   const double tokens = static_cast<double>(f.spec.prompt_tokens) + f.spec.output_tokens;
-  return token_bucket_ && !token_bucket_->try_take(now_s, tokens);
+  if (quotas_) {
+    const RateLimitKind tenant = quotas_->check(f.spec.tenant, tokens, now_s);
+    if (tenant != RateLimitKind::kNone) return tenant;
+  }
+  if (request_bucket_ && !request_bucket_->try_take(now_s, 1.0)) {
+    return RateLimitKind::kGatewayRequests;
+  }
+  if (token_bucket_ && !token_bucket_->try_take(now_s, tokens)) {
+    return RateLimitKind::kGatewayTokens;
+  }
+  if (quotas_) {
+    quotas_->admit(f.spec.tenant, tokens, now_s);
+    f.holds_slot = true;
+  }
+  return RateLimitKind::kNone;
 }
 
 void ServicePath::arrive_at_hop(Flight& f, double now_s) {
@@ -147,10 +173,12 @@ void ServicePath::arrive_at_hop(Flight& f, double now_s) {
     return;
   }
   // The rate limit sits at the first station a request meets: the gateway, else the API server.
-  if (f.hop == 0 && rate_limited(f, now_s)) {
-    leave_upstream(f);
-    reply_error(f, RequestOutcome::kRejected, FailureCause::kRateLimited, now_s);
-    return;
+  if (f.hop == 0) {
+    if (const RateLimitKind limit = refusing_limit(f, now_s); limit != RateLimitKind::kNone) {
+      leave_upstream(f);
+      reply_error(f, RequestOutcome::kRejected, FailureCause::kRateLimited, now_s, limit);
+      return;
+    }
   }
   if (f.hop == 0 && spec_.gateway && spec_.gateway_timeout_s > 0) {
     loop_.schedule(now_s + spec_.gateway_timeout_s, EventKind::kDeadline, kGatewayDeadline, f.key);
@@ -211,13 +239,15 @@ void ServicePath::leave_upstream(Flight& f) {
 }
 
 // The server answers the attempt with an error, which reaches the client one way later.
-void ServicePath::reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s) {
+void ServicePath::reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s,
+                              RateLimitKind limit) {
   f.failed = true;
   RequestRecord r;
   r.id = f.key;
   r.prompt_tokens = f.spec.prompt_tokens;
   r.status = status;
   r.cause = cause;
+  r.limit = limit;
   f.engine = r;
   ++f.refs;
   loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToClient, f.key);
@@ -279,6 +309,10 @@ void ServicePath::gateway_times_out(Flight& f, double now_s) {
 // failure the policy retries is sent again after its backoff.
 void ServicePath::answer(Flight& f, double now_s) {
   f.answered = true;
+  if (f.holds_slot) {
+    quotas_->release(f.spec.tenant);
+    f.holds_slot = false;
+  }
   RequestRecord record = client_record(f);
   const RetrySpec& retry = spec_.client.retry;
   if (record.status != RequestOutcome::kOk && f.attempt < retry.max_attempts &&
@@ -372,6 +406,7 @@ RequestRecord ServicePath::client_record(const Flight& f) const {
   r.arrival_s = f.spec.arrival_s;
   r.step_index = f.spec.step_index;
   r.attempts = f.attempt;
+  r.tenant = f.spec.tenant;
   if (r.status != RequestOutcome::kOk) {
     r.first_scheduled_s = r.first_token_s = r.finish_s = RequestRecord::kNever;
     r.segments = RequestSegments{};

@@ -23,6 +23,13 @@
 // outcome of each request (its record carries the attempts), so a closed-loop client retries
 // within its cycle and an open loop's retries are extra arrivals.
 //
+// Tenants (spec.tenants): a request's tenant is chosen when its client first sends it
+// (TenantAssigner: by share per arrival, or by client partition for closed loops) and with it
+// its vLLM priority, so the engine sees RequestSpec.tenant and .priority set. Where the request
+// meets the first station, its tenant's quotas (TenantQuotas) are checked before the
+// gateway's own rate limit: a refusal is HTTP 429 rate_limited, its record naming the limit.
+// A tenant's in-flight slot is held from there until the client has the attempt's outcome.
+//
 // Seams: the run's driver implements ServicePathHost (deliver to the engine, report the
 // client-side record) and forwards the path's events (kNetworkDelivery, kStationDone) and
 // the engine's tokens, step ends and finished requests. Determinism: every draw comes from
@@ -40,6 +47,8 @@
 #include "sim/core/rng.h"
 #include "sim/service/service_spec.h"
 #include "sim/service/station.h"
+#include "sim/service/tenant_assigner.h"
+#include "sim/service/tenant_quotas.h"
 #include "sim/service/token_bucket.h"
 #include "sim/workload/request_source.h"
 
@@ -60,8 +69,10 @@ class ServicePathHost {
 
 class ServicePath {
  public:
-  // REQUIRES: spec.enabled.
-  ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop, ServicePathHost& host);
+  // REQUIRES: spec.enabled. tenant_clients: the closed-loop clients the tenants partition
+  // (TenantAssigner::partitioned_clients); 0 for an open loop, whose arrivals draw theirs.
+  ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop, ServicePathHost& host,
+              uint32_t tenant_clients = 0);
   ServicePath(const ServicePath&) = delete;  // stations point into spec_
   ServicePath& operator=(const ServicePath&) = delete;
 
@@ -103,6 +114,7 @@ class ServicePath {
     bool failed = false;       // the attempt failed: its tokens are dropped, nothing is streamed
     bool cancelled = false;    // the server gave up on it upstream: dropped at its next hop
     bool answered = false;     // the client has its outcome
+    bool holds_slot = false;   // counts in its tenant's in-flight requests
     double one_way_s = 0;      // network delay each way, seconds
     double hop_arrival_s = 0;  // when it reached its current station, seconds
     int hop = 0;               // intake hops passed: gateway, frontend, stages
@@ -122,7 +134,8 @@ class ServicePath {
   void client_gives_up(Flight& f, double now_s);
   void gateway_times_out(Flight& f, double now_s);
   void leave_upstream(Flight& f);
-  void reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s);
+  void reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s,
+                   RateLimitKind limit = RateLimitKind::kNone);
   void answer(Flight& f, double now_s);
   void retry_wake(uint64_t key, double now_s);
   void settle(Flight& f);
@@ -132,7 +145,7 @@ class ServicePath {
   void submit(size_t station, const StationJob& job, Flight* intake, double now_s);
   void station_done(uint32_t station, uint64_t job, double now_s);
   void output_done(uint64_t job, double now_s);
-  bool rate_limited(const Flight& f, double now_s);
+  RateLimitKind refusing_limit(Flight& f, double now_s);
   size_t hop_station(const Flight& f) const;
   size_t frontend_station(uint64_t key) const;
   RequestRecord client_record(const Flight& f) const;
@@ -149,6 +162,8 @@ class ServicePath {
   size_t first_stage_ = 0;
   std::optional<TokenBucket> request_bucket_;
   std::optional<TokenBucket> token_bucket_;
+  std::optional<TenantAssigner> tenants_;  // with spec.tenants only
+  std::optional<TenantQuotas> quotas_;
   std::unordered_map<uint64_t, Flight> flights_;
   // Flights with a token in this step, per API server process, and in each output job. A
   // flight is erased only after its last token's job, and unordered_map nodes do not move.

@@ -46,20 +46,6 @@ StationSpec read_stage(const nlohmann::json& j, const std::string& context,
   return s;
 }
 
-RateLimitSpec read_rate_limit(JsonObjectReader& r) {
-  RateLimitSpec l;
-  l.requests_per_s = non_negative(r, "requests_per_s");
-  l.burst = non_negative(r, "burst");
-  l.tokens_per_min = non_negative(r, "tokens_per_min");
-  if (l.requests_per_s == 0 && l.tokens_per_min == 0) {
-    r.fail("requests_per_s", "or tokens_per_min must be > 0 (drop rate_limit for no limit)");
-  }
-  if (l.burst > 0 && l.requests_per_s == 0) r.fail("burst", "needs requests_per_s");
-  if (l.requests_per_s > 0 && l.burst == 0) l.burst = std::max(1.0, l.requests_per_s);
-  r.finish();
-  return l;
-}
-
 // Absent keys keep vLLM's values (vllm_frontend.h).
 FrontendSpec read_frontend(JsonObjectReader& r, const std::string& base_dir) {
   FrontendSpec f = vllm_frontend();
@@ -97,8 +83,7 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
     read_station_keys(g, gateway, base_dir);
     spec.gateway_timeout_s = non_negative(g, "timeout_s");
     if (g.has("rate_limit")) {
-      JsonObjectReader l(g.raw("rate_limit"), path + ".gateway.rate_limit");
-      spec.rate_limit = read_rate_limit(l);
+      spec.rate_limit = RateLimitSpec::from_json(g.raw("rate_limit"), path + ".gateway.rate_limit");
     } else {
       g.raw("rate_limit");
     }
@@ -123,6 +108,8 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
           read_stage(stages[i], path + ".stages[" + std::to_string(i) + "]", base_dir));
     }
   }
+  const nlohmann::json& tenants = r.raw("tenants");
+  if (!tenants.is_null()) spec.tenants = TenantSpec::list_from_json(tenants, path + ".tenants");
   r.finish();
   return spec;
 }

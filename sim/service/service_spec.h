@@ -7,7 +7,9 @@
 //
 //   "service": "none"            the engine alone, as an in-process benchmark measures it
 //   "service": {"network": {...}, "gateway": {...}, "frontend": {...}, "stages": [...],
-//               "client": {...}}   (client: timeout and retries, see client_spec.h)
+//               "client": {...}, "tenants": [...]}
+//                                (client: timeout and retries, see client_spec.h; tenants:
+//                                shares, priorities and quotas, see tenant_spec.h)
 //
 // A station's service time for a job is (base + per-token terms) × a variability factor
 // (lognormal with mean 1 and the given coefficient of variation): CPU work varies, and a
@@ -23,6 +25,8 @@
 #include <vector>
 
 #include "sim/service/client_spec.h"
+#include "sim/service/rate_limit_spec.h"
+#include "sim/service/tenant_spec.h"
 #include "sim/workload/distribution.h"
 
 namespace servesim {
@@ -43,12 +47,6 @@ struct FrontendSpec {
   double per_output_token_s = 0;                   // seconds per streamed token (detok + SSE)
 };
 
-struct RateLimitSpec {
-  double requests_per_s = 0;  // 0: no request limit
-  double burst = 0;           // requests the bucket holds; default max(1, requests_per_s)
-  double tokens_per_min = 0;  // prompt + output tokens per minute; 0: no token limit
-};
-
 struct ServiceSpec {
   bool enabled = false;  // false: "none", requests reach the engine when sent
   Distribution rtt_s = Distribution::fixed(0.0);  // client <-> server round trip, seconds
@@ -60,6 +58,7 @@ struct ServiceSpec {
   ClientSpec client;  // the clients' timeout and retries ("service.client")
   FrontendSpec frontend;
   std::vector<StationSpec> stages;  // pre-model stages, in order
+  std::vector<TenantSpec> tenants;  // empty: one anonymous tenant, no per-tenant limits
 
   // `path` prefixes messages ("scenario.json: service"). Throws ConfigError.
   static ServiceSpec from_json(const nlohmann::json& j, const std::string& path,

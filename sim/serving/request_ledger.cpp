@@ -27,6 +27,7 @@ std::optional<Request> RequestLedger::admit(const RequestSpec& spec, RequestReco
   request.max_output_tokens = spec.output_tokens;
   request.ignore_eos = true;
   request.arrival_s = spec.arrival_s;
+  request.priority = spec.priority;  // vLLM's request priority (the tenant's, if any)
   in_flight_.emplace(spec.id, InFlightRequest{spec});
   return request;
 }

@@ -5,8 +5,9 @@
 namespace servesim {
 
 RunReport::RunReport(const MetricsOptions& metrics, const WorkloadSpec& workload,
-                     double step_warmup_s, Observer& observer)
+                     double step_warmup_s, Observer& observer, std::vector<TenantLabel> tenants)
     : observer_(observer), metrics_(metrics) {
+  if (!tenants.empty()) by_tenant_ = std::make_unique<TenantMetrics>(std::move(tenants), metrics);
   if (workload.kind == WorkloadKind::kStepped) {
     by_step_ = std::make_unique<StepwiseMetrics>(static_cast<int>(workload.steps.size()),
                                                  workload.step_duration_s, step_warmup_s, metrics);
@@ -16,11 +17,13 @@ RunReport::RunReport(const MetricsOptions& metrics, const WorkloadSpec& workload
 void RunReport::inter_token_gap(const RequestSpec& request, double gap_s) {
   metrics_.add_itl(gap_s, request.id, request.arrival_s);
   if (by_step_) by_step_->add_itl(gap_s, request.id, request.arrival_s, request.step_index);
+  if (by_tenant_) by_tenant_->add_itl(request.tenant, gap_s, request.id, request.arrival_s);
 }
 
 void RunReport::request_left(const RequestRecord& record) {
   metrics_.add(record);
   if (by_step_) by_step_->add(record);
+  if (by_tenant_) by_tenant_->add(record);
   observer_.on_request_done(record);
 }
 
@@ -29,6 +32,11 @@ std::vector<MetricsSummary> RunReport::by_step() const {
   if (!by_step_) return steps;
   for (int step = 0; step < by_step_->steps(); ++step) steps.push_back(by_step_->summary(step));
   return steps;
+}
+
+std::vector<TenantSummary> RunReport::tenants(const MetricsSummary& whole) const {
+  if (!by_tenant_) return {};
+  return by_tenant_->summaries(whole);
 }
 
 TimeSample RunReport::sample(double now_s, int replica, const SchedulerStats& stats,
