@@ -28,8 +28,9 @@ namespace {
 // the run on Ctrl-C.
 class CliObserver final : public Observer {
  public:
-  CliObserver(const std::string& out_dir, bool progress) : progress_(progress) {
-    if (!out_dir.empty()) writer_ = std::make_unique<ResultWriter>(out_dir);
+  CliObserver(const std::string& out_dir, bool progress, std::vector<std::string> tenants)
+      : progress_(progress) {
+    if (!out_dir.empty()) writer_ = std::make_unique<ResultWriter>(out_dir, std::move(tenants));
   }
 
   void on_progress(double sim_time_s, uint64_t done, uint64_t total) override {
@@ -108,7 +109,9 @@ int run_simulate(const SimulateOptions& options) {
                  options.max_error_rate};
   apply_overrides(setup.scenario_json, overrides);
   Simulation simulation(scenario.config);
-  CliObserver observer(options.out_dir, isatty(STDERR_FILENO) == 1);
+  std::vector<std::string> tenants;
+  for (const TenantSpec& t : scenario.config.service.tenants) tenants.push_back(t.name);
+  CliObserver observer(options.out_dir, isatty(STDERR_FILENO) == 1, std::move(tenants));
   const SimulationResult result = simulation.run(observer);
   observer.finish();
 
@@ -156,8 +159,9 @@ int run_simulate(const SimulateOptions& options) {
     for (const StationStats& s : result.stations) stations.push_back(station_json(s));
     j["service"] = {{"stations", stations}};
   }
-  const std::vector<Finding> why =
-      diagnose({result.summary, result.replicas, result.stations, result.simulated_s});
+  if (!result.tenants.empty()) j["tenants"] = tenants_json(result.tenants);
+  const std::vector<Finding> why = diagnose(
+      {result.summary, result.replicas, result.stations, result.simulated_s}, result.tenants);
   j["diagnosis"] = diagnosis_json(why);
   if (result.sessions) j["sessions"] = session_summary_json(*result.sessions);
 
@@ -190,6 +194,7 @@ int run_simulate(const SimulateOptions& options) {
   }
   print_summary(stdout, result.summary, "simulated");
   print_stations(stdout, result.stations);
+  print_tenants(stdout, result.tenants);
   if (result.sessions) print_session_summary(stdout, *result.sessions);
   print_diagnosis(stdout, why);
   if (!result.by_step.empty()) {

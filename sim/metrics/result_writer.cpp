@@ -31,18 +31,20 @@ void print_latency_row(std::FILE* out, const char* name, const LatencyStats& s) 
 
 }  // namespace
 
-ResultWriter::ResultWriter(const std::string& out_dir)
+ResultWriter::ResultWriter(const std::string& out_dir, std::vector<std::string> tenant_names)
     : dir_checked_((require_writable_directory(out_dir, "--out"), true)),
       requests_((std::filesystem::path(out_dir) / "requests.csv").string()),
       samples_((std::filesystem::path(out_dir) / "timeseries.csv").string()),
       out_dir_(out_dir),
+      tenant_names_(std::move(tenant_names)),
       exceptions_at_start_(std::uncaught_exceptions()) {
   (void)dir_checked_;
   requests_.stream() << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
                         "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
                         "ttft_s,tpot_s,e2e_s,step_index,cause,network_s,gateway_s,frontend_s,"
                         "pre_model_s,engine_queue_s,prefill_s,decode_s,stream_s,attempts,"
-                        "retry_s\n";
+                        "retry_s"
+                     << (tenant_names_.empty() ? "\n" : ",tenant\n");
   samples_.stream() << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
 }
 
@@ -78,8 +80,9 @@ void ResultWriter::on_request_done(const RequestRecord& r) {
                     Segment::kEngineQueue, Segment::kPrefill, Segment::kDecode, Segment::kStream}) {
     requests_.stream() << ',' << (ok ? num(segment_s(r.segments, s)) : std::string());
   }
-  requests_.stream() << ',' << r.attempts << ',' << (ok ? num(r.segments.retry_s) : std::string())
-                     << '\n';
+  requests_.stream() << ',' << r.attempts << ',' << (ok ? num(r.segments.retry_s) : std::string());
+  if (!tenant_names_.empty()) requests_.stream() << ',' << tenant_names_.at(r.tenant);
+  requests_.stream() << '\n';
 }
 
 void ResultWriter::on_session_done(const SessionRecord& record) {

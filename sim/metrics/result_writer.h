@@ -33,8 +33,9 @@ class ResultWriter final : public Observer {
  public:
   // Creates `out_dir` (and its parents), proves it writable and opens requests.csv and
   // timeseries.csv there, each with its header line. Throws ConfigError naming the folder
-  // when it cannot.
-  explicit ResultWriter(const std::string& out_dir);
+  // when it cannot. With tenant names (service.tenants, by index), requests.csv ends in a
+  // `tenant` column; without, its columns stay as they were (readers go by column name).
+  explicit ResultWriter(const std::string& out_dir, std::vector<std::string> tenant_names = {});
   ~ResultWriter() override;
   ResultWriter(const ResultWriter&) = delete;
   ResultWriter& operator=(const ResultWriter&) = delete;
@@ -52,6 +53,7 @@ class ResultWriter final : public Observer {
   AtomicFile samples_;
   std::string out_dir_;
   std::unique_ptr<AtomicFile> sessions_;  // agent workloads only
+  std::vector<std::string> tenant_names_;
   bool committed_ = false;
   int exceptions_at_start_;  // std::uncaught_exceptions() when constructed
 };

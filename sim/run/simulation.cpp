@@ -37,7 +37,8 @@ class Simulation::Driver final : public EventHandler,
         observer_(observer),
         source_(make_simulation_source(sim.config_.workload, sim.agent_limits(), observer)),
         router_(sim.config_.router, sim.config_.seed ^ 0x726f75746572ULL),
-        report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer) {
+        report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer,
+                tenant_labels(sim.config_.service.tenants)) {
     const SimulationConfig& c = sim.config_;
     ReplicaOptions options;
     options.vocab_size = c.model.vocab_size;
@@ -49,8 +50,9 @@ class Simulation::Driver final : public EventHandler,
     loads_.resize(replicas_.size());
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
     if (c.service.enabled) {
-      service_ =
-          std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_, *this);
+      const uint32_t clients = TenantAssigner::partitioned_clients(c.workload);
+      service_ = std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_,
+                                               *this, clients);
     }
   }
 
@@ -63,6 +65,7 @@ class Simulation::Driver final : public EventHandler,
     SimulationResult result;
     result.summary = report_.summary();
     result.by_step = report_.by_step();
+    result.tenants = report_.tenants(result.summary);
     for (const auto& replica : replicas_) {
       // Once per run, O(blocks): a block pool that lost count is a bug, never a result.
       replica->scheduler().kv_cache().check_invariants();

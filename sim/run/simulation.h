@@ -79,6 +79,7 @@ struct SimulationResult {
   int64_t extrapolated_steps = 0;
   std::vector<StationStats> stations;  // the service path's stations; empty without one
   std::optional<SessionSummary> sessions;  // agent workloads: the sessions' metrics
+  std::vector<TenantSummary> tenants;  // per service tenant; empty without tenants
 };
 
 // The scheduler settings a deployment runs with: vLLM's flags as the memory plan resolved
