@@ -313,6 +313,40 @@ TEST(TenantSummaryJson, CountsRefusalsByLimitAndGoodputAddsUp) {
   EXPECT_NE(f->text.find("its requests_per_s limit"), std::string::npos) << f->text;
 }
 
+TenantSummary tenant_of(const std::string& name, int priority, uint64_t requests,
+                        uint64_t refused_tokens, double ttft_p50_s) {
+  TenantSummary t;
+  t.tenant = {name, priority};
+  t.summary.requests = requests;
+  t.summary.completed = requests - refused_tokens;
+  t.summary.rejected = refused_tokens;
+  t.summary.ttft.count = t.summary.completed;
+  t.summary.ttft.p50_s = ttft_p50_s;
+  t.refused_by_limit[static_cast<size_t>(RateLimitKind::kTenantTokens)] = refused_tokens;
+  return t;
+}
+
+bool fires(const std::vector<TenantSummary>& tenants, const std::string& code) {
+  RunFacts facts;
+  facts.summary.requests = 1000;
+  facts.summary.completed = 1000;
+  for (const Finding& f : diagnose(facts, tenants)) {
+    if (f.code == code) return true;
+  }
+  return false;
+}
+
+TEST(TenantDiagnosis, RefusalsFromOnePercentOfATenantsRequestsAndTtftFromTwiceTheFastest) {
+  EXPECT_TRUE(fires({tenant_of("a", 0, 1000, 10, 0.1)}, "tenant_refused"));
+  EXPECT_FALSE(fires({tenant_of("a", 0, 1000, 9, 0.1)}, "tenant_refused"));
+  EXPECT_TRUE(
+      fires({tenant_of("a", 0, 100, 0, 0.1), tenant_of("b", 1, 100, 0, 0.2)}, "tenant_slow"));
+  EXPECT_FALSE(
+      fires({tenant_of("a", 0, 100, 0, 0.1), tenant_of("b", 1, 100, 0, 0.199)}, "tenant_slow"));
+  EXPECT_FALSE(fires({tenant_of("a", 0, 100, 0, 0.1)}, "tenant_slow"));  // one tenant
+  EXPECT_FALSE(fires({}, "tenant_refused"));
+}
+
 void expect_refused(const std::string& tenants, const std::string& message) {
   SCOPED_TRACE(tenants);
   try {
