@@ -128,6 +128,24 @@ TEST(TenantAssignment, ClosedLoopRunKeepsEachClientsTenant) {
   EXPECT_NEAR(static_cast<double>(r.tenants[0].summary.requests), 150, 10);
 }
 
+TEST(TenantAssignment, ASteppedRunsClientsKeepTheirTenantAndEveryStepMixesThem) {
+  nlohmann::json j = scenario_with(
+      nlohmann::json::parse(R"([{"name": "a", "share": 0.5}, {"name": "b", "share": 0.5}])"));
+  j["workload"] = nlohmann::json::parse(R"({"arrival": {"type": "stepped", "steps": [2, 4, 8],
+      "step_duration_s": 5}, "prompt_tokens": 128, "output_tokens": 16})");
+  Records records;
+  run(config_of(j), &records);
+  std::map<int, std::map<uint32_t, int>> by_step;  // step -> tenant -> requests
+  for (const RequestRecord& r : records.all) ++by_step[r.step_index][r.tenant];
+  ASSERT_EQ(by_step.size(), 3u);
+  for (const auto& [step, tenants] : by_step) {
+    SCOPED_TRACE(step);
+    ASSERT_EQ(tenants.size(), 2u);  // both tenants in every step, the first (2 clients) too
+    const double a = tenants.at(0), b = tenants.at(1);
+    EXPECT_NEAR(a / (a + b), 0.5, 0.1);  // half of the step's clients each
+  }
+}
+
 TEST(TenantAssignment, AnOpenLoopSessionKeepsItsTenantOverItsTurns) {
   const std::vector<TenantSpec> tenants =
       TenantSpec::list_from_json(two_tenants(), "test: service.tenants");
