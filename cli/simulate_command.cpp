@@ -58,6 +58,10 @@ class CliObserver final : public Observer {
     if (writer_) writer_->on_sample(s);
   }
 
+  void on_session_done(const SessionRecord& r) override {
+    if (writer_) writer_->on_session_done(r);
+  }
+
   bool should_stop() override { return interrupt_.raised(); }
   bool interrupted() const { return interrupt_.raised(); }
 
