@@ -57,6 +57,17 @@ TEST(AgentSpecErrors, LoopWithoutACap) {
   json zero = loop;
   zero["max_iterations"] = 0;
   EXPECT_HAS(workflow_error(zero), "max_iterations");
+  json huge = loop;
+  huge["max_iterations"] = 10001;
+  EXPECT_HAS(workflow_error(huge), "max_iterations must be at most 10000");
+  // The cap itself runs, even with a body that takes no time.
+  const json nothing = {{"type", "branch"},
+                        {"arms", {{{"probability", 0.0}, {"steps", {tool(1.0)}}}}}};
+  json instant = {{"type", "loop"}, {"max_iterations", 10000}, {"steps", {nothing}}};
+  EXPECT_EQ(workflow_error({instant, tool(1.0)}), "no error");
+  const auto run = agent_test::run_agent(
+      agent_test::workload_of(one_workflow({instant, tool(1.0)}), agent_test::poisson(1)));
+  EXPECT_NEAR(run.sessions.at(0).e2e_s(), 1.0, 1e-9);
 }
 
 TEST(AgentSpecErrors, LoopUntilAToolOutsideIt) {
