@@ -52,7 +52,7 @@ nlohmann::json loadtest_setup_json(const LoadtestResult& r, const LoadtestSetup&
                                    const EndpointUrl& url, const std::string& scenario,
                                    const nlohmann::json& scenario_json, uint64_t seed) {
   return {{"scenario", scenario},
-          {"servesim_version", setup.servesim_version + " (git " + setup.git_revision + ")"},
+          {"servesim_version", setup.servesim_version},
           {"git_revision", setup.git_revision},
           {"url", url.text},
           {"endpoint", setup.endpoint},

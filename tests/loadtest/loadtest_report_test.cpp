@@ -44,6 +44,7 @@ TEST(LoadtestSetupJson, TheServersOwnWordsAndTheScenarioAsGiven) {
   EXPECT_TRUE(j["slo"].is_null());
   EXPECT_EQ(j["seed"], 7);
   EXPECT_EQ(j["client"]["max_connections"], 64);
+  EXPECT_EQ(j["servesim_version"], "0.1.0");  // as a simulation's setup has them
   EXPECT_EQ(j["git_revision"], "abc1234");
   // A server that answers /version with text, or names no such model: kept as it is, not guessed.
   r.server.version = "v2 build 5";
