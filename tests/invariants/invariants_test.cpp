@@ -2,12 +2,14 @@
 // request ended in exactly one status, its tokens are those it asked for, the KV blocks are all
 // back and the block pool's invariants hold (Simulation::run checks them), no request exceeds
 // max_model_len, time never goes backwards in records and samples, the summary counts match the
-// records, and the same seed gives the same fingerprint — again, and at 1 and 2 sweep threads.
+// records, every completed request's segments sum to its E2E, and the same seed gives the same
+// fingerprint — again, and at 1 and 2 sweep threads.
 //
 // SERVESIM_INVARIANT_RUNS=N runs N scenarios (default 200, CI); SERVESIM_INVARIANT_SEED=S runs
 // only scenario S, the one a failure names.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -21,6 +23,7 @@
 #include "plan/sweep.h"
 #include "sim/run/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/service/client_spec.h"
 #include "tests/invariants/random_scenario.h"
 
 namespace servesim {
@@ -91,8 +94,18 @@ std::vector<std::string> check_record(const RequestRecord& r, int max_model_len)
                     " tokens exceed max_model_len " + std::to_string(max_model_len));
     }
     if (r.cached_prompt_tokens > r.prompt_tokens) out.push_back(id + "more cached than prompt");
+    const RequestSegments& g = r.segments;
+    const double sum = g.retry_s + g.network_s + g.gateway_s + g.frontend_s + g.pre_model_s +
+                       g.engine_queue_s + g.prefill_s + g.decode_s + g.stream_s;
+    if (std::fabs(sum - r.e2e_s()) > 1e-6 * std::max(1.0, r.e2e_s())) {
+      out.push_back(id + "segments sum to " + std::to_string(sum) + " s, E2E is " +
+                    std::to_string(r.e2e_s()) + " s");
+    }
   } else if (r.status == RequestOutcome::kRejected && r.output_tokens != 0) {
     out.push_back(id + "rejected but reports output tokens");
+  }
+  if (r.attempts < 1 || r.attempts > RetrySpec::kMaxAttempts) {
+    out.push_back(id + std::to_string(r.attempts) + " attempts");
   }
   return out;
 }

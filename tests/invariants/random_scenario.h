@@ -2,7 +2,9 @@
 // GPU, TP/PP/DP, vLLM engine flags (chunked prefill, prefix caching, max_num_seqs, token
 // budget, max_model_len, batching policy, queue order), a router, an arrival process (open,
 // closed, stepped) or a bundled trace, length distributions, shared prefixes and multi-turn
-// sessions. The same seed gives the same scenario on every platform (servesim's own Rng).
+// sessions, and the service path above the engine (none, vLLM's API server, or a drawn network,
+// gateway with rate limits and a timeout, API server, stages, client timeouts and retries). The
+// same seed gives the same scenario on every platform (servesim's own Rng).
 // Stateless; thread-safe.
 #pragma once
 

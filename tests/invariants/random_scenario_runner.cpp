@@ -106,6 +106,58 @@ nlohmann::json workload(Rng& rng, DrawnScenario& d) {
   return w;
 }
 
+nlohmann::json station(Rng& rng, int max_workers) {
+  nlohmann::json st = {{"workers", rng.uniform_int(1, max_workers)},
+                       {"request_s", pick<double>(rng, {0.0005, 0.002, 0.02})},
+                       {"cv", pick<double>(rng, {0.0, 0.3, 1.0})}};
+  if (chance(rng, 0.3)) st["queue_capacity"] = rng.uniform_int(1, 32);
+  if (chance(rng, 0.3)) st["per_prompt_token_s"] = 1e-6;
+  return st;
+}
+
+nlohmann::json client(Rng& rng) {
+  nlohmann::json c;
+  if (chance(rng, 0.5)) c["timeout_s"] = pick<double>(rng, {0.5, 5.0, 60.0});
+  if (chance(rng, 0.5)) {
+    c["retry"] = {{"max_attempts", rng.uniform_int(1, 5)},
+                  {"initial_backoff_s", pick<double>(rng, {0.01, 0.5})},
+                  {"jitter", pick<std::string>(rng, {"full", "equal", "none"})}};
+  }
+  return c;
+}
+
+// The path above the engine: none (the engine alone), vLLM's API server by default (no key), or
+// a drawn network, gateway with rate limits and a timeout, API server, stages, client timeouts
+// and retries — so the checks cover refusals, aborts and retried attempts too.
+void service(Rng& rng, nlohmann::json& s) {
+  const int kind = static_cast<int>(rng.uniform_int(0, 4));
+  if (kind == 0) s["service"] = "none";
+  if (kind <= 1) return;
+  nlohmann::json svc;
+  if (chance(rng, 0.6)) {
+    svc["network"] = {
+        {"rtt_s", {{"type", "exponential"}, {"mean", pick<double>(rng, {0.001, 0.05})}}}};
+  }
+  if (chance(rng, 0.6)) {
+    nlohmann::json gw = station(rng, 4);
+    if (chance(rng, 0.5)) {
+      gw["rate_limit"] = {{"requests_per_s", pick<double>(rng, {2.0, 50.0})},
+                          {"burst", rng.uniform_int(1, 20)}};
+      if (chance(rng, 0.3)) gw["rate_limit"]["tokens_per_min"] = 200000;
+    }
+    if (chance(rng, 0.3)) gw["timeout_s"] = pick<double>(rng, {0.2, 5.0});
+    svc["gateway"] = gw;
+  }
+  if (chance(rng, 0.5)) svc["frontend"] = station(rng, 2);
+  if (chance(rng, 0.3)) {
+    nlohmann::json stage = station(rng, 8);
+    stage["name"] = "retrieval";
+    svc["stages"] = nlohmann::json::array({stage});
+  }
+  if (nlohmann::json c = client(rng); !c.empty()) svc["client"] = c;
+  s["service"] = svc;
+}
+
 }  // namespace
 
 DrawnScenario random_scenario(uint64_t seed) {
@@ -123,6 +175,7 @@ DrawnScenario random_scenario(uint64_t seed) {
       {"router", pick<std::string>(rng, {"round_robin", "random", "least_outstanding", "least_kv",
                                          "power_of_two", "prefix_affinity"})}};
   s["workload"] = workload(rng, d);
+  service(rng, s);
   s["seed"] = static_cast<int64_t>(rng.uniform_int(0, 1 << 30));
   s["metrics"] = {{"sample_interval_s", pick<double>(rng, {0.0, 0.5, 5.0})}};
   return d;
