@@ -110,6 +110,11 @@ PlanState::Inputs PlanState::read_inputs(const PlanOptions& options, const Catal
                       ": workload: plan scales a synthetic workload; a trace has fixed arrivals "
                       "(use a poisson/gamma/closed workload with the trace's lengths)");
   }
+  if (base.workload.kind == WorkloadKind::kAgent) {
+    throw ConfigError(origin +
+                      ": workload.agent: plan sizes for requests per second, not agent "
+                      "sessions yet; compare deployments with servesim sweep (docs/agents.md)");
+  }
   if (o.slos.empty()) o.slos = slos_from_scenario(base.metrics.slo);
   if (o.slos.empty()) {
     throw ConfigError("plan: no SLO given; add --slo ttft:p99=0.5" +

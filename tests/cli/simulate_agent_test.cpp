@@ -68,5 +68,14 @@ TEST(SimulateAgent, BadWorkflowIsAOneLineError) {
       << r.err;
 }
 
+// plan searches a request rate; an agent workload's load is sessions, so it refuses rather
+// than plan for requests that are not the workload's.
+TEST(SimulateAgent, PlanRefusesAgentWorkloads) {
+  const CliResult r = run_servesim("plan " + kParallel + " --target-qps 1 --slo ttft:p99=0.5");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("workload.agent: plan sizes for requests per second"), std::string::npos)
+      << r.err;
+}
+
 }  // namespace
 }  // namespace servesim::testing
