@@ -2,7 +2,8 @@
 // request ended in exactly one status, its tokens are those it asked for, the KV blocks are all
 // back and the block pool's invariants hold (Simulation::run checks them), no request exceeds
 // max_model_len, time never goes backwards in records and samples, the summary counts match the
-// records, every completed request's segments sum to its E2E, and the same seed gives the same
+// records, every completed request's segments sum to its E2E, every request belongs to one of
+// the drawn tenants and their summaries add up to the run's, and the same seed gives the same
 // fingerprint — again, and at 1 and 2 sweep threads.
 //
 // SERVESIM_INVARIANT_RUNS=N runs N scenarios (default 200, CI); SERVESIM_INVARIANT_SEED=S runs
@@ -107,7 +108,35 @@ std::vector<std::string> check_record(const RequestRecord& r, int max_model_len)
   if (r.attempts < 1 || r.attempts > RetrySpec::kMaxAttempts) {
     out.push_back(id + std::to_string(r.attempts) + " attempts");
   }
+  if ((r.limit != RateLimitKind::kNone) != (r.cause == FailureCause::kRateLimited)) {
+    out.push_back(id + "refused by limit " + std::string(to_string(r.limit)) + " with cause " +
+                  std::string(to_string(r.cause)));
+  }
   return out;
+}
+
+// Every request belongs to one tenant, and the tenants' summaries add up to the run's.
+std::vector<std::string> check_tenants(const SimulationResult& result,
+                                       const std::vector<RequestRecord>& records) {
+  std::vector<std::string> problems;
+  const size_t n = result.tenants.size();
+  uint64_t requests = 0, completed = 0;
+  for (const TenantSummary& t : result.tenants) {
+    requests += t.summary.requests;
+    completed += t.summary.completed;
+  }
+  for (const RequestRecord& r : records) {
+    if (r.tenant >= std::max<size_t>(n, 1))
+      problems.push_back("request " + std::to_string(r.id) + " of tenant " +
+                         std::to_string(r.tenant) + " of " + std::to_string(n));
+  }
+  if (n > 0 && (requests != result.summary.requests || completed != result.summary.completed)) {
+    problems.push_back("tenants sum to " + std::to_string(requests) + " requests, " +
+                       std::to_string(completed) + " completed; the run has " +
+                       std::to_string(result.summary.requests) + ", " +
+                       std::to_string(result.summary.completed));
+  }
+  return problems;
 }
 
 // The summary counts what the records say.
@@ -233,6 +262,7 @@ std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Cata
     problems.push_back(std::move(p));
   for (std::string& p : check_requests(d, sim->config(), observer.records))
     problems.push_back(std::move(p));
+  for (std::string& p : check_tenants(result, observer.records)) problems.push_back(std::move(p));
   for (size_t i = 0; i < result.replicas.size(); ++i) {
     if (result.replicas[i].kv_blocks_used_at_end != 0) {
       problems.push_back("replica " + std::to_string(i) + " ended with " +

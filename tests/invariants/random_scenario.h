@@ -3,7 +3,8 @@
 // budget, max_model_len, batching policy, queue order), a router, an arrival process (open,
 // closed, stepped) or a bundled trace, length distributions, shared prefixes and multi-turn
 // sessions, and the service path above the engine (none, vLLM's API server, or a drawn network,
-// gateway with rate limits and a timeout, API server, stages, client timeouts and retries). The
+// gateway with rate limits and a timeout, API server, stages, client timeouts and retries,
+// tenants with priorities and quotas). The
 // same seed gives the same scenario on every platform (servesim's own Rng).
 // Stateless; thread-safe.
 #pragma once

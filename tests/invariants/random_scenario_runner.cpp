@@ -126,9 +126,25 @@ nlohmann::json client(Rng& rng) {
   return c;
 }
 
+// Two or three tenants with shares summing to 1, priorities, and sometimes their own quotas.
+nlohmann::json tenants(Rng& rng) {
+  const std::vector<std::vector<double>> splits = {{0.5, 0.5}, {0.25, 0.75}, {0.2, 0.3, 0.5}};
+  nlohmann::json list = nlohmann::json::array();
+  const std::vector<double>& shares = pick(rng, splits);
+  for (size_t i = 0; i < shares.size(); ++i) {
+    nlohmann::json t = {{"name", "t" + std::to_string(i)},
+                        {"share", shares[i]},
+                        {"priority", rng.uniform_int(0, 2)}};
+    if (chance(rng, 0.3)) t["rate_limit"] = {{"requests_per_s", pick<double>(rng, {1.0, 20.0})}};
+    if (chance(rng, 0.3)) t["max_in_flight"] = rng.uniform_int(1, 16);
+    list.push_back(t);
+  }
+  return list;
+}
+
 // The path above the engine: none (the engine alone), vLLM's API server by default (no key), or
 // a drawn network, gateway with rate limits and a timeout, API server, stages, client timeouts
-// and retries — so the checks cover refusals, aborts and retried attempts too.
+// and retries, tenants with quotas — so the checks cover refusals, aborts and retried attempts.
 void service(Rng& rng, nlohmann::json& s) {
   const int kind = static_cast<int>(rng.uniform_int(0, 4));
   if (kind == 0) s["service"] = "none";
@@ -155,6 +171,7 @@ void service(Rng& rng, nlohmann::json& s) {
     svc["stages"] = nlohmann::json::array({stage});
   }
   if (nlohmann::json c = client(rng); !c.empty()) svc["client"] = c;
+  if (chance(rng, 0.4)) svc["tenants"] = tenants(rng);
   s["service"] = svc;
 }
 
