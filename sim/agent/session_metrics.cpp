@@ -1,29 +1,10 @@
 #include "sim/agent/session_metrics.h"
 
-#include <algorithm>
 #include <cmath>
 
-#include "sim/metrics/percentile.h"
+#include "sim/metrics/latency_summary.h"
 
 namespace servesim {
-namespace {
-
-LatencyStats stats_of(const std::vector<float>& samples, double sum_s) {
-  LatencyStats s;
-  if (samples.empty()) return s;
-  std::vector<double> sorted(samples.begin(), samples.end());
-  std::sort(sorted.begin(), sorted.end());
-  s.count = sorted.size();
-  s.mean_s = sum_s / static_cast<double>(sorted.size());
-  s.p50_s = percentile_sorted(sorted, 50);
-  s.p90_s = percentile_sorted(sorted, 90);
-  s.p95_s = percentile_sorted(sorted, 95);
-  s.p99_s = percentile_sorted(sorted, 99);
-  s.max_s = sorted.back();
-  return s;
-}
-
-}  // namespace
 
 void SessionMetrics::add(const SessionRecord& r) {
   if (!r.ok) {
@@ -55,8 +36,8 @@ SessionSummary SessionMetrics::summary() const {
   s.completed = e2e_s_.size();
   s.failed = failed_;
   s.sessions = s.completed + s.failed;
-  s.e2e = stats_of(e2e_s_, e2e_sum_s_);
-  s.ttft = stats_of(ttft_s_, ttft_sum_s_);
+  s.e2e = latency_stats_of(e2e_s_, e2e_sum_s_);
+  s.ttft = latency_stats_of(ttft_s_, ttft_sum_s_);
   if (s.completed == 0) return s;
   const double n = static_cast<double>(s.completed);
   s.llm_calls = llm_calls_ / n;

@@ -6,26 +6,11 @@
 
 #include "models/config_error.h"
 #include "sim/core/csv_line.h"
-#include "sim/metrics/percentile.h"
+#include "sim/metrics/latency_summary.h"
 
 namespace servesim {
 
 namespace {
-
-LatencyStats stats_of(const std::vector<float>& samples, double sum) {
-  LatencyStats s;
-  s.count = samples.size();
-  if (samples.empty()) return s;
-  std::vector<double> sorted(samples.begin(), samples.end());
-  std::sort(sorted.begin(), sorted.end());
-  s.mean_s = sum / static_cast<double>(sorted.size());
-  s.p50_s = percentile_sorted(sorted, 50);
-  s.p90_s = percentile_sorted(sorted, 90);
-  s.p95_s = percentile_sorted(sorted, 95);
-  s.p99_s = percentile_sorted(sorted, 99);
-  s.max_s = sorted.back();
-  return s;
-}
 
 void require_non_negative(double value, const char* field) {
   if (!(value >= 0.0)) {
@@ -106,10 +91,10 @@ void MetricsCollector::add_itl(double gap_s, uint64_t request_id, double request
 
 MetricsSummary MetricsCollector::summary() const {
   MetricsSummary s = counts_;
-  s.ttft = stats_of(ttft_s_, sum_ttft_s_);
-  s.tpot = stats_of(tpot_s_, sum_tpot_s_);
-  s.e2e = stats_of(e2e_s_, sum_e2e_s_);
-  s.queueing = stats_of(queueing_s_, sum_queueing_s_);
+  s.ttft = latency_stats_of(ttft_s_, sum_ttft_s_);
+  s.tpot = latency_stats_of(tpot_s_, sum_tpot_s_);
+  s.e2e = latency_stats_of(e2e_s_, sum_e2e_s_);
+  s.queueing = latency_stats_of(queueing_s_, sum_queueing_s_);
   s.time = breakdown_.summary();
   s.itl.count = itl_.count();
   if (itl_.count() > 0) {
