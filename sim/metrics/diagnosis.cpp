@@ -72,8 +72,39 @@ std::string segment_metric(Segment s, const char* field) {
   return "summary.where_time_went.segments." + std::string(to_string(s)) + "." + field;
 }
 
+// The load generator's own CPU (service.client.machine): the run measured the client.
+void client_rule(const StationStats& s, const Context& c, std::vector<Finding>& out) {
+  if (s.utilisation < c.limits.client_utilisation || s.mean_queue < c.limits.station_mean_queue ||
+      s.mean_service_s <= 0) {
+    return;
+  }
+  const double cap_per_s = s.workers / s.mean_service_s;
+  const std::string at = "service.stations[client].";
+  out.push_back(
+      {"client_bound",
+       text("the load generator is the bottleneck, not the server: its %d thread%s %s %.0f%% busy "
+            "with %.1f jobs waiting on average (%.1f ms each), which caps it at %.0f sends and "
+            "chunks/s, so the %.2f req/s and the latencies measured are the client's while the "
+            "GPU is %s busy; add threads or processes (service.client.machine.threads) or more "
+            "client machines",
+            s.workers, s.workers == 1 ? "" : "s", s.workers == 1 ? "is" : "are",
+            100 * s.utilisation, s.mean_queue, s.mean_wait_s * 1e3, cap_per_s,
+            c.summary().request_throughput, percent(c.gpu_busy).c_str()),
+       {{at + "utilisation", s.utilisation},
+        {at + "mean_queue", s.mean_queue},
+        {at + "mean_wait_ms", s.mean_wait_s * 1e3},
+        {at + "workers", static_cast<double>(s.workers)},
+        {at + "mean_service_ms", s.mean_service_s * 1e3},
+        {"summary.request_throughput_per_s", c.summary().request_throughput},
+        {"gpu_busy", c.gpu_busy}}});
+}
+
 void station_rules(const Context& c, std::vector<Finding>& out) {
   for (const StationStats& s : c.facts.stations) {
+    if (s.name == kClientStationName) {
+      client_rule(s, c, out);
+      continue;
+    }
     if (s.utilisation < c.limits.station_utilisation ||
         s.mean_queue < c.limits.station_mean_queue || s.mean_service_s <= 0) {
       continue;

@@ -10,6 +10,12 @@
 //                     and a standing queue says arrivals exceed workers / service time (its
 //                     capacity) rather than a burst passing through. The GPU then waits too:
 //                     throughput stays flat however fast the model is.
+//  client_bound       the load generator's machine (the station named "client",
+//                     service.client.machine) >= 90% busy with >= 1 job waiting on average: a
+//                     client whose threads cannot keep up delays every send and every chunk it
+//                     timestamps, so the run measures the client, not the server. 90% rather
+//                     than a server station's 95%: a load test's verdict must not be bent by its
+//                     own tool, so less headroom is tolerated. Listed in the stations' place.
 //  rate_limited, queue_full, timed_out, too_long (failed: no cause recorded)
 //                     one per failure cause behind >= 1% of the requests: one request in a
 //                     hundred failing is what users notice as "errors", not noise.
@@ -56,8 +62,12 @@
 
 namespace servesim {
 
+// The station the client machine reports as (ServicePath::station_stats).
+inline constexpr const char* kClientStationName = "client";
+
 struct DiagnosisThresholds {
   double station_utilisation = 0.95;  // fraction of worker time busy
+  double client_utilisation = 0.90;   // the client machine's fraction of thread time busy
   double station_mean_queue = 1.0;    // jobs waiting, time-averaged
   double error_share = 0.01;          // failed requests of one cause / requests
   double slo_attainment = 0.90;       // requests meeting every SLO / requests

@@ -97,7 +97,8 @@ double RetrySpec::backoff_s(int k, Rng& rng) const {
   return cap;
 }
 
-ClientSpec ClientSpec::from_json(const nlohmann::json& j, const std::string& context) {
+ClientSpec ClientSpec::from_json(const nlohmann::json& j, const std::string& context,
+                                 const std::string& base_dir) {
   if (!j.is_object()) throw ConfigError(context + ": must be an object, got " + j.dump());
   JsonObjectReader r(j, context);
   ClientSpec c;
@@ -110,6 +111,10 @@ ClientSpec ClientSpec::from_json(const nlohmann::json& j, const std::string& con
     if (!retry.is_object()) r.fail("retry", "must be an object with \"max_attempts\"");
     JsonObjectReader rr(retry, context + ".retry");
     c.retry = read_retry(rr);
+  }
+  const nlohmann::json& machine = r.raw("machine");
+  if (!machine.is_null()) {
+    c.machine = ClientMachineSpec::from_json(machine, context + ".machine", base_dir);
   }
   r.finish();
   return c;

@@ -5,22 +5,26 @@
 //   "client": {"timeout_s": 30,
 //              "retry": {"max_attempts": 4, "on": ["rate_limited", "queue_full"],
 //                        "initial_backoff_s": 0.5, "max_backoff_s": 8, "multiplier": 2,
-//                        "jitter": "full"}}
+//                        "jitter": "full"},
+//              "machine": {"threads": 1}}
 //
 // Backoff before retry k (k = 1 for the first retry) follows the AWS Architecture Blog's
 // "Exponential Backoff And Jitter": cap_k = min(max_backoff_s, initial_backoff_s ×
 // multiplier^(k-1)); "full" waits uniform(0, cap_k), "equal" cap_k/2 + uniform(0, cap_k/2),
 // "none" exactly cap_k. Every policy stops: max_attempts is bounded and the backoff positive.
+// "machine" is the load generator's CPU (client_machine_spec.h); absent, the client is ideal.
 // Parsing is strict and throws ConfigError naming the key and the fix. Immutable after
 // parsing; safe to share.
 #pragma once
 
 #include <array>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "sim/core/request_record.h"
 #include "sim/core/rng.h"
+#include "sim/service/client_machine_spec.h"
 
 namespace servesim {
 
@@ -47,11 +51,14 @@ struct RetrySpec {
 struct ClientSpec {
   double timeout_s = 0;  // seconds from an attempt's send to its last token; 0 = never
   RetrySpec retry;       // max_attempts 1 without a "retry" block
+  std::optional<ClientMachineSpec> machine;  // the load generator's CPU; none: ideal
 
   bool enabled() const { return timeout_s > 0 || retry.max_attempts > 1; }
 
-  // `context` prefixes messages ("scenario.json: service.client"). Throws ConfigError.
-  static ClientSpec from_json(const nlohmann::json& j, const std::string& context);
+  // `context` prefixes messages ("scenario.json: service.client"); `base_dir` resolves the
+  // machine's distribution files. Throws ConfigError.
+  static ClientSpec from_json(const nlohmann::json& j, const std::string& context,
+                              const std::string& base_dir = "");
 };
 
 }  // namespace servesim

@@ -1,7 +1,10 @@
 #include "sim/service/service_path.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
+
+#include "sim/metrics/diagnosis.h"
 
 namespace servesim {
 namespace {
@@ -11,6 +14,15 @@ constexpr uint64_t kOutputJob = uint64_t{1} << 63;
 // An attempt's id is its request's id with the attempt number less one in bits 48..62, so the
 // first attempt keeps the request's id.
 constexpr int kAttemptShift = 48;
+// kStationDone events of the client machine's threads carry this bit in their target.
+constexpr uint32_t kClientStation = uint32_t{1} << 31;
+
+// A job's work varies around its mean: lognormal with mean 1 and coefficient of variation cv.
+double lognormal_factor(double cv, Rng& rng) {
+  if (cv <= 0) return 1.0;
+  const double sigma2 = std::log1p(cv * cv);
+  return rng.lognormal(-0.5 * sigma2, std::sqrt(sigma2));
+}
 
 uint64_t attempt_key(uint64_t id, int attempt) {
   return id | (static_cast<uint64_t>(attempt - 1) << kAttemptShift);
@@ -52,15 +64,18 @@ ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop
     tenants_.emplace(spec_.tenants, tenant_clients, seed);
     quotas_.emplace(spec_.tenants);
   }
+  if (spec_.client.machine) {
+    for (int t = 0; t < spec_.client.machine->threads; ++t) {
+      client_threads_.emplace_back(kClientStationName, 1, 0);
+      client_rngs_.push_back(Rng(seed).fork(0x636c69000000ULL + static_cast<uint64_t>(t)));
+    }
+  }
 }
 
 // A job's work varies around its mean: lognormal with mean 1 and the station's coefficient
 // of variation.
 double ServicePath::variability(size_t station) {
-  const double cv = station_specs_[station]->cv;
-  if (cv <= 0) return 1.0;
-  const double sigma2 = std::log1p(cv * cv);
-  return station_rngs_[station].lognormal(-0.5 * sigma2, std::sqrt(sigma2));
+  return lognormal_factor(station_specs_[station]->cv, station_rngs_[station]);
 }
 
 size_t ServicePath::frontend_station(uint64_t key) const {
@@ -97,9 +112,14 @@ void ServicePath::send_attempt(const RequestSpec& request, uint64_t key, int att
   f.one_way_s = 0.5 * spec_.rtt_s.sample(network_rng_);
   f.segments.retry_s = now_s - request.arrival_s;
   f.segments.network_s = f.one_way_s;
-  f.refs = 1;
   ++upstream_;
-  loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, key);
+  if (spec_.client.machine) {
+    f.at_client = true;
+    submit_client(ClientWork::kSend, f, now_s);
+  } else {
+    f.refs = 1;
+    loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, key);
+  }
   if (spec_.client.timeout_s > 0) {
     loop_.schedule(now_s + spec_.client.timeout_s, EventKind::kDeadline, kClientDeadline, key);
   }
@@ -108,7 +128,11 @@ void ServicePath::send_attempt(const RequestSpec& request, uint64_t key, int att
 void ServicePath::handle(const Event& event, double now_s) {
   switch (event.kind) {
     case EventKind::kStationDone:
-      station_done(event.target, event.payload, now_s);
+      if (event.target & kClientStation) {
+        client_done(event.target & ~kClientStation, event.payload, now_s);
+      } else {
+        station_done(event.target, event.payload, now_s);
+      }
       return;
     case EventKind::kDeadline:
       deadline(event.target, event.payload, now_s);
@@ -125,6 +149,8 @@ void ServicePath::handle(const Event& event, double now_s) {
   --f.refs;
   if (event.target == kToServer) {
     arrive_at_hop(f, now_s);
+  } else if (event.target == kChunkToClient) {
+    if (!f.failed) submit_client(ClientWork::kChunk, f, now_s);
   } else if (!f.answered) {
     answer(f, now_s);
   }
@@ -279,7 +305,8 @@ void ServicePath::deadline(uint32_t kind, uint64_t key, double now_s) {
 // The client stops waiting: the attempt has timed out for it now, and the server learns of
 // the closed connection one way later.
 void ServicePath::client_gives_up(Flight& f, double now_s) {
-  const bool server_busy = f.where != Where::kDone;
+  // An attempt still in its send job never left: the job drops it when it completes.
+  const bool server_busy = f.where != Where::kDone && !f.at_client;
   f.failed = true;
   RequestRecord r;
   r.id = f.key;
@@ -305,14 +332,23 @@ void ServicePath::gateway_times_out(Flight& f, double now_s) {
   reply_error(f, RequestOutcome::kTimedOut, FailureCause::kTimedOut, now_s);
 }
 
-// The client has the attempt's outcome: a success or a final failure goes to the host, a
-// failure the policy retries is sent again after its backoff.
+// The client has the attempt's outcome (its last token or its error): once the client machine
+// has finished with it, a success or a final failure goes to the host, a failure the policy
+// retries is sent again after its backoff.
 void ServicePath::answer(Flight& f, double now_s) {
   f.answered = true;
   if (f.holds_slot) {
     quotas_->release(f.spec.tenant);
     f.holds_slot = false;
   }
+  if (spec_.client.machine) {
+    submit_client(ClientWork::kFinish, f, now_s);
+    return;
+  }
+  report_outcome(f, now_s);
+}
+
+void ServicePath::report_outcome(Flight& f, double now_s) {
   RequestRecord record = client_record(f);
   const RetrySpec& retry = spec_.client.retry;
   if (record.status != RequestOutcome::kOk && f.attempt < retry.max_attempts &&
@@ -364,22 +400,98 @@ void ServicePath::output_done(uint64_t job, double now_s) {
   for (Flight* flight : it->second) {
     Flight& f = *flight;
     --f.refs;
-    if (!f.failed) {
-      const double rx_s = now_s + f.one_way_s;
-      if (f.tokens_received++ == 0) {
-        f.first_rx_s = rx_s;
-      } else {
-        host_.client_gap(f.spec, rx_s - f.last_rx_s);
-      }
-      f.last_rx_s = rx_s;
-      if (f.engine && f.tokens_received == f.engine->output_tokens) {
-        ++f.refs;
-        loop_.schedule(rx_s, EventKind::kNetworkDelivery, kToClient, f.key);
-      }
+    if (f.failed) {
+      // Dropped: its client has gone.
+    } else if (spec_.client.machine) {
+      ++f.refs;
+      loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kChunkToClient, f.key);
+    } else {
+      receive_token(f, now_s + f.one_way_s);
     }
     settle(f);
   }
   batches_.erase(it);
+}
+
+// The client has (or, ideal, will have at rx_s) the attempt's next token; the last one
+// completes the answer.
+void ServicePath::receive_token(Flight& f, double rx_s) {
+  if (f.tokens_received++ == 0) {
+    f.first_rx_s = rx_s;
+  } else {
+    host_.client_gap(f.spec, rx_s - f.last_rx_s);
+  }
+  f.last_rx_s = rx_s;
+  if (f.engine && f.tokens_received == f.engine->output_tokens) {
+    ++f.refs;
+    loop_.schedule(rx_s, EventKind::kNetworkDelivery, kToClient, f.key);
+  }
+}
+
+size_t ServicePath::client_thread(const Flight& f) const {
+  return static_cast<size_t>(f.spec.id % client_threads_.size());
+}
+
+void ServicePath::submit_client(ClientWork work, Flight& f, double now_s) {
+  const ClientMachineSpec& m = *spec_.client.machine;
+  const size_t thread = client_thread(f);
+  Rng& rng = client_rngs_[thread];
+  double mean_s = 0;
+  switch (work) {
+    case ClientWork::kSend:
+      mean_s = m.send_s.sample(rng) + m.per_prompt_token_s * f.spec.prompt_tokens;
+      break;
+    case ClientWork::kChunk:
+      mean_s = m.chunk_s.sample(rng);
+      break;
+    case ClientWork::kFinish:
+      mean_s = m.finish_s.sample(rng);
+      break;
+  }
+  const StationJob job{next_client_job_++, mean_s * lognormal_factor(m.cv, rng), now_s};
+  client_jobs_.emplace(job.id, ClientJob{work, f.key});
+  ++f.refs;
+  if (client_threads_[thread].arrive(job, now_s, /*droppable=*/false) ==
+      Station::Arrival::kStarted) {
+    loop_.schedule(now_s + job.service_s, EventKind::kStationDone,
+                   kClientStation | static_cast<uint32_t>(thread), job.id);
+  }
+}
+
+void ServicePath::client_done(uint32_t thread, uint64_t job, double now_s) {
+  if (const std::optional<StationJob> next = client_threads_[thread].finish(now_s)) {
+    loop_.schedule(now_s + next->service_s, EventKind::kStationDone, kClientStation | thread,
+                   next->id);
+  }
+  const auto it = client_jobs_.find(job);
+  const ClientJob done = it->second;
+  client_jobs_.erase(it);
+  Flight& f = flights_.at(done.key);
+  --f.refs;
+  switch (done.work) {
+    case ClientWork::kSend:
+      sent(f, now_s);
+      break;
+    case ClientWork::kChunk:
+      if (!f.failed) receive_token(f, now_s);
+      break;
+    case ClientWork::kFinish:
+      report_outcome(f, now_s);
+      break;
+  }
+  settle(f);
+}
+
+// The send job is done: the attempt leaves the client, unless its client gave up meanwhile.
+void ServicePath::sent(Flight& f, double now_s) {
+  f.at_client = false;
+  if (f.failed) {
+    leave_upstream(f);
+    return;
+  }
+  f.segments.network_s += now_s - f.sent_s;
+  ++f.refs;
+  loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, f.key);
 }
 
 void ServicePath::on_engine_left(const RequestRecord& engine, double now_s) {
@@ -393,8 +505,10 @@ void ServicePath::on_engine_left(const RequestRecord& engine, double now_s) {
     ++f.refs;
     loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToClient, engine.id);
   } else if (f.tokens_received == engine.output_tokens) {
+    // The ideal client's last token may still be on its way; the machine's has been parsed.
     ++f.refs;
-    loop_.schedule(f.last_rx_s, EventKind::kNetworkDelivery, kToClient, engine.id);
+    loop_.schedule(spec_.client.machine ? now_s : f.last_rx_s, EventKind::kNetworkDelivery,
+                   kToClient, engine.id);
   }
 }
 
@@ -426,8 +540,33 @@ RequestRecord ServicePath::client_record(const Flight& f) const {
   return r;
 }
 
+// The client machine's threads as one station: jobs and queues summed, utilisation the mean,
+// the largest queue of any one thread, waits and service times per job.
+StationStats ServicePath::client_stats(double now_s) const {
+  StationStats all;
+  all.name = kClientStationName;
+  all.workers = static_cast<int>(client_threads_.size());
+  double wait_s = 0;
+  double service_s = 0;
+  for (const Station& t : client_threads_) {
+    const StationStats s = t.stats(now_s);
+    all.jobs += s.jobs;
+    all.utilisation += s.utilisation / static_cast<double>(client_threads_.size());
+    all.mean_queue += s.mean_queue;
+    all.max_queue = std::max(all.max_queue, s.max_queue);
+    wait_s += s.mean_wait_s * static_cast<double>(s.jobs);
+    service_s += s.mean_service_s * static_cast<double>(s.jobs);
+  }
+  if (all.jobs > 0) {
+    all.mean_wait_s = wait_s / static_cast<double>(all.jobs);
+    all.mean_service_s = service_s / static_cast<double>(all.jobs);
+  }
+  return all;
+}
+
 std::vector<StationStats> ServicePath::station_stats(double now_s) const {
   std::vector<StationStats> out;
+  if (!client_threads_.empty()) out.push_back(client_stats(now_s));
   for (const Station& s : stations_) out.push_back(s.stats(now_s));
   return out;
 }

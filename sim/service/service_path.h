@@ -30,6 +30,16 @@
 // gateway's own rate limit: a refusal is HTTP 429 rate_limited, its record naming the limit.
 // A tenant's in-flight slot is held from there until the client has the attempt's outcome.
 //
+// The client machine (spec.client.machine): the load generator's CPU as `threads` one-job-at-a-
+// time stations shared by every client, each request pinned to one by its id (its connection
+// lives on one event loop, so its chunks are parsed in order). A send becomes a send job there
+// and the attempt leaves the client when it completes (its wait and work count in the network
+// segment); each chunk the network delivers becomes a chunk job, and the token is received —
+// timestamped for TTFT, ITL and E2E — when it completes (in the stream segments); the client
+// has an attempt's outcome when its finish job completes, and only then retries or reports it
+// (a closed-loop client's next request waits for it). The station report shows the threads as
+// one "client" row. Without the block none of these jobs or events exist.
+//
 // Seams: the run's driver implements ServicePathHost (deliver to the engine, report the
 // client-side record) and forwards the path's events (kNetworkDelivery, kStationDone) and
 // the engine's tokens, step ends and finished requests. Determinism: every draw comes from
@@ -96,7 +106,8 @@ class ServicePath {
   // Requests sent that have neither reached the engine nor been refused on the way, and
   // retries waiting out their backoff.
   size_t upstream() const { return upstream_ + backoff_.size(); }
-  // Every station's books up to now_s: gateway, API server processes, stages.
+  // Every station's books up to now_s: the client machine (its threads as one row), gateway,
+  // API server processes, stages.
   std::vector<StationStats> station_stats(double now_s) const;
 
  private:
@@ -115,6 +126,7 @@ class ServicePath {
     bool cancelled = false;    // the server gave up on it upstream: dropped at its next hop
     bool answered = false;     // the client has its outcome
     bool holds_slot = false;   // counts in its tenant's in-flight requests
+    bool at_client = false;    // its send job has not completed: it has not left the client
     double one_way_s = 0;      // network delay each way, seconds
     double hop_arrival_s = 0;  // when it reached its current station, seconds
     int hop = 0;               // intake hops passed: gateway, frontend, stages
@@ -126,7 +138,13 @@ class ServicePath {
     double last_rx_s = RequestRecord::kNever;
     std::optional<RequestRecord> engine;  // once the engine is done with it
   };
-  enum Hop : uint32_t { kToServer = 0, kToClient = 1 };
+  enum Hop : uint32_t { kToServer = 0, kToClient = 1, kChunkToClient = 2 };
+  // A job on the client machine, for its completion.
+  enum class ClientWork : uint8_t { kSend, kChunk, kFinish };
+  struct ClientJob {
+    ClientWork work = ClientWork::kSend;
+    uint64_t key = 0;  // the attempt
+  };
   enum DeadlineKind : uint32_t { kClientDeadline = 0, kGatewayDeadline = 1, kDisconnect = 2 };
 
   void send_attempt(const RequestSpec& request, uint64_t key, int attempt, double now_s);
@@ -137,6 +155,14 @@ class ServicePath {
   void reply_error(Flight& f, RequestOutcome status, FailureCause cause, double now_s,
                    RateLimitKind limit = RateLimitKind::kNone);
   void answer(Flight& f, double now_s);
+  void report_outcome(Flight& f, double now_s);
+  void receive_token(Flight& f, double rx_s);
+
+  size_t client_thread(const Flight& f) const;
+  void submit_client(ClientWork work, Flight& f, double now_s);
+  void client_done(uint32_t thread, uint64_t job, double now_s);
+  void sent(Flight& f, double now_s);
+  StationStats client_stats(double now_s) const;
   void retry_wake(uint64_t key, double now_s);
   void settle(Flight& f);
 
@@ -171,6 +197,11 @@ class ServicePath {
   std::unordered_map<uint64_t, std::vector<Flight*>> batches_;
   uint64_t next_batch_ = 0;
   size_t upstream_ = 0;
+  // The client machine's threads (spec.client.machine), their draws, and their jobs by id.
+  std::vector<Station> client_threads_;
+  std::vector<Rng> client_rngs_;
+  std::unordered_map<uint64_t, ClientJob> client_jobs_;
+  uint64_t next_client_job_ = 0;
   Rng retry_rng_;                                      // backoff jitter
   std::unordered_map<uint64_t, RequestSpec> backoff_;  // retries waiting, by attempt id
 };

@@ -41,6 +41,11 @@ StationSpec read_stage(const nlohmann::json& j, const std::string& context,
   StationSpec s;
   s.name = r.required<std::string>("name");
   if (s.name.empty()) r.fail("name", "must not be empty");
+  if (s.name == "client") {
+    r.fail("name",
+           "\"client\" is the client machine's station (service.client.machine); "
+           "name the stage otherwise");
+  }
   read_station_keys(r, s, base_dir);
   r.finish();
   return s;
@@ -99,7 +104,7 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
     r.raw("frontend");
   }
   const nlohmann::json& client = r.raw("client");
-  if (!client.is_null()) spec.client = ClientSpec::from_json(client, path + ".client");
+  if (!client.is_null()) spec.client = ClientSpec::from_json(client, path + ".client", base_dir);
   const nlohmann::json& stages = r.raw("stages");
   if (!stages.is_null()) {
     if (!stages.is_array()) r.fail("stages", "must be a list of stations");
