@@ -163,6 +163,39 @@ TEST(ClientMachine, ATimeoutWhileWaitingForTheSendJobEndsTheRequestAndTheRun) {
   for (const RequestRecord& rec : records.all) EXPECT_EQ(rec.status, RequestOutcome::kTimedOut);
 }
 
+TEST(ClientMachine, RetriesTimeoutsAndTenantsRunThroughTheMachineToTheEnd) {
+  // A rate limit that refuses most of a 200-user burst, retries with backoff, a 2 s client
+  // timeout and two tenants: every outcome passes a finish job, every retry a send job.
+  nlohmann::json service = nlohmann::json::parse(R"({
+    "network": {"rtt_s": 0.002},
+    "gateway": {"rate_limit": {"requests_per_s": 50, "burst": 20}},
+    "client": {"timeout_s": 2,
+               "retry": {"max_attempts": 4, "initial_backoff_s": 0.05, "max_backoff_s": 1},
+               "machine": {"threads": 2, "chunk_s": 0.0002, "send_s": 0.001, "cv": 0.3}},
+    "tenants": [{"name": "a", "share": 0.5, "max_in_flight": 60}, {"name": "b", "share": 0.5}]})");
+  Records records;
+  const SimulationResult r = run(config_of(closed_scenario(200, 1500, service)), &records);
+  ASSERT_EQ(records.all.size(), 1500u);
+  uint64_t retried = 0, failed = 0, least_jobs = 0;
+  for (const RequestRecord& rec : records.all) {
+    // A send and a finish per attempt, and an ok request's 16 chunks (a timed-out attempt may
+    // have parsed some too).
+    least_jobs += 2 * static_cast<uint64_t>(rec.attempts);
+    if (rec.status == RequestOutcome::kOk) least_jobs += 16;
+    EXPECT_GE(rec.attempts, 1);
+    EXPECT_LE(rec.attempts, 4);
+    retried += rec.attempts > 1;
+    if (rec.status != RequestOutcome::kOk) {
+      ++failed;
+      continue;
+    }
+    EXPECT_NEAR(sum_to_e2e(rec.segments) + rec.segments.retry_s, rec.e2e_s(), 1e-9);
+  }
+  EXPECT_GT(retried, 0u);
+  EXPECT_LT(failed, 1500u);
+  EXPECT_GE(client_station(r).jobs, least_jobs);
+}
+
 // Drives a ServicePath alone: the host hands the engine's tokens back one per step.
 class Bench final : public EventHandler, public ServicePathHost {
  public:
