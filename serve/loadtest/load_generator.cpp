@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "models/config_error.h"
@@ -22,6 +23,22 @@ using boost::system::error_code;
 
 constexpr double kProbeTimeoutS = 5;        // seconds for each start-up GET
 constexpr size_t kProbeMaxBytes = 4 << 20;  // bytes of a start-up or /metrics answer
+// A client whose connection fails waits before its next send: kFirstBackoffS after the first
+// failure, doubling with each consecutive one up to kMaxBackoffS, none once anything answers.
+// Without it, a closed loop against a port nobody listens on re-sends as fast as the kernel
+// refuses (about 9,000 attempts a second per client on loopback).
+constexpr double kFirstBackoffS = 0.01;  // seconds
+constexpr double kMaxBackoffS = 1.0;     // seconds
+
+bool connection_failed(ErrorCause cause) {
+  return cause == ErrorCause::kRefused || cause == ErrorCause::kNetwork;
+}
+
+// Seconds before the next send after `failures` consecutive connection failures.
+double connection_backoff_s(int failures) {
+  if (failures == 0) return 0;
+  return std::min(kMaxBackoffS, kFirstBackoffS * std::ldexp(1.0, std::min(failures - 1, 30)));
+}
 
 // The end of the workload's own schedule, if it has one (seconds).
 double workload_end_s(const WorkloadSpec& w) {
@@ -145,6 +162,8 @@ class LoadGenerator::Run {
   uint64_t ended_ = 0;
   uint64_t unfinished_ = 0;  // calls spawned and not ended (live_ holds only the started ones)
   uint64_t failed_ = 0;
+  // Consecutive connection failures by client (closed loop: the virtual user; open loop: 0).
+  std::unordered_map<uint32_t, int> connection_failures_;
   LoadtestResult result_;
 };
 
@@ -260,7 +279,9 @@ void LoadGenerator::Run::on_call_done(const CallResult& call) {
     report_.request_left(to_record(call));
   }
   observer_.on_call(call);
-  source_->on_request_done(call.spec, now_s());
+  int& failures = connection_failures_[call.spec.client];
+  failures = connection_failed(call.cause) ? failures + 1 : 0;
+  source_->on_request_done(call.spec, now_s() + connection_backoff_s(failures));
   arrival_timer_.cancel();  // the source may have a new arrival due earlier
   maybe_finish();
 }

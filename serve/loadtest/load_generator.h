@@ -10,7 +10,9 @@
 // WorkloadSpec): open loop, closed loop, stepped, shared prefixes, multi-turn, traces. A
 // request is sent when it is due on the wall clock, whatever the server is doing, and its
 // latency counts from that due time (no coordinated omission); a closed-loop client's next
-// request is due when its last one ended plus its think time. Prompt ids are the simulator's
+// request is due when its last one ended plus its think time — and, after a connection that
+// failed (refused, unreachable), a backoff of 10 ms doubling per consecutive failure up to 1 s,
+// so a server that is down is probed, not flooded. Prompt ids are the simulator's
 // (request_prompt_into over the scenario model's vocabulary).
 //
 // Bounds: only the URL's host and port are contacted; at most max_connections at once; no

@@ -182,6 +182,28 @@ TEST(LoadGenerator, RefusedConnectionsAreCountedNotFatal) {
   EXPECT_TRUE(r.server.models.is_null());
 }
 
+// A closed loop against a server that is down probes it with a growing backoff (10 ms, 20,
+// 40, ... up to 1 s) instead of re-sending as fast as the kernel refuses: thousands of attempts
+// in half a second without it, 6 with it.
+TEST(LoadGenerator, AClosedLoopBacksOffFromRefusedConnections) {
+  Recorder rec;
+  LoadtestOptions o = options_for("http://127.0.0.1:" + std::to_string(testing::unused_port()));
+  o.model = "m";
+  o.max_duration_s = 0.5;
+  LoadGenerator generator(o, config_for(R"({"arrival": {"type": "closed", "clients": 1},
+      "prompt_tokens": 4, "output_tokens": 2, "num_requests": 100000})"));
+  const LoadtestResult r = generator.run(rec);
+  EXPECT_EQ(r.stop_reason, "max_duration_s");
+  EXPECT_EQ(errors(r, ErrorCause::kRefused), r.sent);
+  EXPECT_GE(r.sent, 3u);
+  EXPECT_LE(r.sent, 8u);
+  for (size_t i = 1; i + 1 < rec.calls.size(); ++i) {  // each wait at least the one before
+    const double before = rec.calls[i].spec.arrival_s - rec.calls[i - 1].spec.arrival_s;
+    const double after = rec.calls[i + 1].spec.arrival_s - rec.calls[i].spec.arrival_s;
+    EXPECT_GT(after, before) << i;
+  }
+}
+
 TEST(LoadGenerator, WithoutModelAndWithoutServerItSaysWhat) {
   Recorder rec;
   LoadGenerator generator(options_for("http://127.0.0.1:" + std::to_string(testing::unused_port())),
