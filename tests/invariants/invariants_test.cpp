@@ -35,6 +35,10 @@ using testing::DrawnScenario;
 // Records what the run reports and checks, as it goes, that time only moves forward.
 class CheckingObserver final : public Observer {
  public:
+  // ordered_finishes: requests are reported in the order of their last token. Not with a
+  // client machine: a client reports a request when its finish job is done, and the machine's
+  // threads work through their queues at their own pace.
+  explicit CheckingObserver(bool ordered_finishes) : ordered_finishes_(ordered_finishes) {}
   void on_progress(double sim_time_s, uint64_t, uint64_t) override {
     if (sim_time_s < last_progress_s_)
       fail("progress time went back to " + std::to_string(sim_time_s));
@@ -43,7 +47,7 @@ class CheckingObserver final : public Observer {
   void on_request_done(const RequestRecord& r) override {
     if (r.status == RequestOutcome::kOk) {
       // Requests leave at the end of the step with their last token: in time order.
-      if (r.finish_s < last_finish_s_)
+      if (ordered_finishes_ && r.finish_s < last_finish_s_)
         fail("request " + std::to_string(r.id) + " finished earlier than the one before");
       last_finish_s_ = r.finish_s;
     }
@@ -71,6 +75,7 @@ class CheckingObserver final : public Observer {
     if (problems.size() < 5) problems.push_back(what);
   }
   double last_progress_s_ = 0;
+  bool ordered_finishes_;
   double last_finish_s_ = 0;
   std::map<int, double> last_sample_s_;
 };
@@ -251,7 +256,7 @@ std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Cata
   } catch (const ConfigError&) {
     return std::nullopt;
   }
-  CheckingObserver observer;
+  CheckingObserver observer(!d.client_machine);
   const SimulationResult result = sim->run(observer);
   std::vector<std::string> problems = observer.problems;
   const int max_model_len = sim->scheduler_config().max_model_len;

@@ -3,8 +3,8 @@
 // budget, max_model_len, batching policy, queue order), a router, an arrival process (open,
 // closed, stepped) or a bundled trace, length distributions, shared prefixes and multi-turn
 // sessions, and the service path above the engine (none, vLLM's API server, or a drawn network,
-// gateway with rate limits and a timeout, API server, stages, client timeouts and retries,
-// tenants with priorities and quotas). The
+// gateway with rate limits and a timeout, API server, stages, client timeouts and retries, a
+// client machine, tenants with priorities and quotas). The
 // same seed gives the same scenario on every platform (servesim's own Rng).
 // Stateless; thread-safe.
 #pragma once
@@ -20,6 +20,7 @@ struct DrawnScenario {
   bool requests_known = false;  // open loop or trace: the request stream does not depend on
                                 // the system, so an independent source replays it exactly
   uint64_t num_requests = 0;    // requests the run issues; 0 when a schedule decides (stepped)
+  bool client_machine = false;  // service.client.machine drawn: reports leave the last-token order
 };
 
 DrawnScenario random_scenario(uint64_t seed);

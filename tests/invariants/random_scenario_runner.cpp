@@ -118,6 +118,11 @@ nlohmann::json station(Rng& rng, int max_workers) {
 nlohmann::json client(Rng& rng) {
   nlohmann::json c;
   if (chance(rng, 0.5)) c["timeout_s"] = pick<double>(rng, {0.5, 5.0, 60.0});
+  if (chance(rng, 0.3)) {
+    c["machine"] = {{"threads", rng.uniform_int(1, 4)},
+                    {"chunk_s", pick<double>(rng, {1e-5, 1e-3})},
+                    {"cv", pick<double>(rng, {0.1, 1.0})}};
+  }
   if (chance(rng, 0.5)) {
     c["retry"] = {{"max_attempts", rng.uniform_int(1, 5)},
                   {"initial_backoff_s", pick<double>(rng, {0.01, 0.5})},
@@ -144,7 +149,8 @@ nlohmann::json tenants(Rng& rng) {
 
 // The path above the engine: none (the engine alone), vLLM's API server by default (no key), or
 // a drawn network, gateway with rate limits and a timeout, API server, stages, client timeouts
-// and retries, tenants with quotas — so the checks cover refusals, aborts and retried attempts.
+// and retries, a client machine, tenants with quotas — so the checks cover refusals, aborts and
+// retried attempts.
 void service(Rng& rng, nlohmann::json& s) {
   const int kind = static_cast<int>(rng.uniform_int(0, 4));
   if (kind == 0) s["service"] = "none";
@@ -193,6 +199,8 @@ DrawnScenario random_scenario(uint64_t seed) {
                                          "power_of_two", "prefix_affinity"})}};
   s["workload"] = workload(rng, d);
   service(rng, s);
+  d.client_machine = s.contains("service") && s["service"].is_object() &&
+                     s["service"].contains("client") && s["service"]["client"].contains("machine");
   s["seed"] = static_cast<int64_t>(rng.uniform_int(0, 1 << 30));
   s["metrics"] = {{"sample_interval_s", pick<double>(rng, {0.0, 0.5, 5.0})}};
   return d;

@@ -16,9 +16,16 @@
 #include "sim/run/scenario.h"
 #include "sim/run/simulation.h"
 #include "sim/service/service_path.h"
+#include "tests/sim/service_test_run.h"
 
 namespace servesim {
 namespace {
+
+using testing::config_of;
+using testing::Records;
+using testing::run;
+using testing::sum_to_e2e;
+using testing::sum_to_ttft;
 
 nlohmann::json closed_scenario(int clients, int requests, const nlohmann::json& service) {
   nlohmann::json j = nlohmann::json::parse(R"({
@@ -40,32 +47,6 @@ nlohmann::json slow_client(int threads) {
                            "finish_s": 0.001, "cv": 0}}})");
   s["client"]["machine"]["threads"] = threads;
   return s;
-}
-
-SimulationConfig config_of(const nlohmann::json& j) {
-  return parse_scenario(j, "", "test", Catalog()).config;
-}
-
-class Records final : public Observer {
- public:
-  void on_request_done(const RequestRecord& r) override { all.push_back(r); }
-  std::vector<RequestRecord> all;
-};
-
-SimulationResult run(const SimulationConfig& c, Records* records = nullptr) {
-  Simulation sim(c);
-  NullObserver null;
-  return sim.run(records ? static_cast<Observer&>(*records) : null);
-}
-
-double sum_to_e2e(const RequestSegments& s) {
-  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
-         s.decode_s + s.stream_s;
-}
-
-double sum_to_ttft(const RequestSegments& s) {
-  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
-         s.first_token_stream_s;
 }
 
 const StationStats& client_station(const SimulationResult& r) {

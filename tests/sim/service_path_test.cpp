@@ -13,9 +13,16 @@
 #include "models/config_error.h"
 #include "sim/run/scenario.h"
 #include "sim/run/simulation.h"
+#include "tests/sim/service_test_run.h"
 
 namespace servesim {
 namespace {
+
+using testing::config_of;
+using testing::Records;
+using testing::run;
+using testing::sum_to_e2e;
+using testing::sum_to_ttft;
 
 nlohmann::json scenario_with(const nlohmann::json& service) {
   nlohmann::json j = nlohmann::json::parse(R"({
@@ -36,32 +43,6 @@ nlohmann::json rag_service() {
                  "per_output_token_s": 0.0001, "cv": 0.3},
     "stages": [{"name": "retrieval", "workers": 4,
                 "request_s": {"type": "lognormal", "mean": 0.08, "std": 0.03}}]})");
-}
-
-SimulationConfig config_of(const nlohmann::json& j) {
-  return parse_scenario(j, "", "test", Catalog()).config;
-}
-
-class Records final : public Observer {
- public:
-  void on_request_done(const RequestRecord& r) override { all.push_back(r); }
-  std::vector<RequestRecord> all;
-};
-
-SimulationResult run(const SimulationConfig& c, Records* records = nullptr) {
-  Simulation sim(c);
-  NullObserver null;
-  return sim.run(records ? static_cast<Observer&>(*records) : null);
-}
-
-double sum_to_e2e(const RequestSegments& s) {
-  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
-         s.decode_s + s.stream_s;
-}
-
-double sum_to_ttft(const RequestSegments& s) {
-  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
-         s.first_token_stream_s;
 }
 
 TEST(ServicePath, SegmentsSumToE2eAndTtftForEveryRequest) {

@@ -15,9 +15,14 @@
 #include "sim/run/simulation.h"
 #include "sim/service/tenant_assigner.h"
 #include "sim/service/tenant_spec.h"
+#include "tests/sim/service_test_run.h"
 
 namespace servesim {
 namespace {
+
+using testing::config_of;
+using testing::Records;
+using testing::run;
 
 nlohmann::json scenario_with(const nlohmann::json& tenants, double rate_qps = 10,
                              int requests = 600) {
@@ -35,22 +40,6 @@ nlohmann::json scenario_with(const nlohmann::json& tenants, double rate_qps = 10
 
 nlohmann::json two_tenants() {
   return nlohmann::json::parse(R"([{"name": "a", "share": 0.3}, {"name": "b", "share": 0.7}])");
-}
-
-SimulationConfig config_of(const nlohmann::json& j) {
-  return parse_scenario(j, "", "test", Catalog()).config;
-}
-
-class Records final : public Observer {
- public:
-  void on_request_done(const RequestRecord& r) override { all.push_back(r); }
-  std::vector<RequestRecord> all;
-};
-
-SimulationResult run(const SimulationConfig& c, Records* records = nullptr) {
-  Simulation sim(c);
-  NullObserver null;
-  return sim.run(records ? static_cast<Observer&>(*records) : null);
 }
 
 std::map<uint32_t, int> count_by_tenant(const std::vector<RequestRecord>& records) {

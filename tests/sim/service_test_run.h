@@ -1,0 +1,45 @@
+// Helpers of the service-path tests (service_path_test, service_tenants_test,
+// service_client_machine_test): a scenario JSON through the parser, a run that keeps every
+// request record, and the sums of a record's segments that must equal its E2E and its TTFT.
+// Header-only, test code; not thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "models/catalog.h"
+#include "sim/core/observer.h"
+#include "sim/core/request_record.h"
+#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+
+namespace servesim::testing {
+
+inline SimulationConfig config_of(const nlohmann::json& scenario) {
+  return parse_scenario(scenario, "", "test", Catalog()).config;
+}
+
+// Keeps every record the run reports, in order.
+class Records final : public Observer {
+ public:
+  void on_request_done(const RequestRecord& r) override { all.push_back(r); }
+  std::vector<RequestRecord> all;
+};
+
+inline SimulationResult run(const SimulationConfig& config, Records* records = nullptr) {
+  Simulation sim(config);
+  NullObserver null;
+  return sim.run(records ? static_cast<Observer&>(*records) : null);
+}
+
+// Seconds; a record's segments up to its last token (retries aside) and up to its first.
+inline double sum_to_e2e(const RequestSegments& s) {
+  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
+         s.decode_s + s.stream_s;
+}
+inline double sum_to_ttft(const RequestSegments& s) {
+  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
+         s.first_token_stream_s;
+}
+
+}  // namespace servesim::testing
