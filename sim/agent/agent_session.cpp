@@ -83,7 +83,26 @@ void AgentSession::begin(int frame, double now_s) {
 void AgentSession::start_child(int frame, size_t child, int context, const CriticalPath& path,
                                double now_s) {
   const StepSpec& step = frames_[static_cast<size_t>(frame)].step->children[child];
-  begin(new_frame(step, frame, context, path), now_s);
+  const int started = new_frame(step, frame, context, path);
+  if (nesting_ >= kMaxNesting) {
+    deferred_.emplace_back(started, now_s);
+    return;
+  }
+  ++nesting_;
+  begin(started, now_s);
+  --nesting_;
+  if (nesting_ == 0) run_deferred();
+}
+
+void AgentSession::run_deferred() {
+  while (!deferred_.empty()) {
+    const auto [frame, at_s] = deferred_.front();
+    deferred_.pop_front();
+    if (ended_) continue;
+    ++nesting_;
+    begin(frame, at_s);
+    --nesting_;
+  }
 }
 
 void AgentSession::begin_parallel(int frame, double now_s) {

@@ -14,6 +14,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <utility>
 #include <vector>
 
 #include "sim/agent/agent_context.h"
@@ -90,6 +92,7 @@ class AgentSession {
   void begin_tool(int frame, double now_s);
   void begin_parallel(int frame, double now_s);
   void start_child(int frame, size_t child, int context, const CriticalPath& path, double now_s);
+  void run_deferred();
   void issue(int frame, int new_tokens, int output_tokens);
   void summarize(int frame);
   // The frame's step ended with `path`; its parent moves on.
@@ -106,6 +109,14 @@ class AgentSession {
   int llm_calls_since_summary_ = 0;
   int in_flight_ = 0;  // calls and timers outstanding
   bool ended_ = false;
+  // Steps that complete at once (a zero-latency tool, an empty step, a loop body that takes no
+  // time) start the next one from inside the call that finished them; past kMaxNesting levels
+  // the next step waits in deferred_ (frame, start time) for the outermost start_child to run
+  // it, so the stack stays bounded whatever the workflow. Timed steps never get that deep, so
+  // the order of steps (and of their random draws) is the plain depth-first one.
+  static constexpr int kMaxNesting = 64;
+  int nesting_ = 0;
+  std::deque<std::pair<int, double>> deferred_;
   double last_answer_s_ = -1;  // seconds; end of the last workflow LLM call so far
   SessionRecord record_;
 };
