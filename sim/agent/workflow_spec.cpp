@@ -12,8 +12,8 @@ namespace servesim {
 namespace {
 
 constexpr int kMaxTokens = 100'000'000;
-// A loop whose body takes no time (a branch that ran nothing) iterates within one event, each
-// iteration a few stack frames deeper; the cap keeps that bounded.
+// A loop whose body takes no time (a branch that ran nothing) iterates within one event: the
+// cap bounds that event's work (the stack is bounded anyway, see AgentSession::kMaxNesting).
 constexpr int kMaxIterations = 10'000;
 
 // The fewest tokens a LengthDistribution draws (it never draws below 1).
