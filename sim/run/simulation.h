@@ -77,9 +77,9 @@ struct SimulationResult {
   bool stopped = false;    // the observer asked to stop before the end
   // Calibrated cost model with extrapolate: steps beyond the profile's range (else 0).
   int64_t extrapolated_steps = 0;
-  std::vector<StationStats> stations;  // the service path's stations; empty without one
+  std::vector<StationStats> stations;      // the service path's stations; empty without one
   std::optional<SessionSummary> sessions;  // agent workloads: the sessions' metrics
-  std::vector<TenantSummary> tenants;  // per service tenant; empty without tenants
+  std::vector<TenantSummary> tenants;      // per service tenant; empty without tenants
 };
 
 // The scheduler settings a deployment runs with: vLLM's flags as the memory plan resolved
