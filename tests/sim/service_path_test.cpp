@@ -174,14 +174,8 @@ TEST(ServicePath, SameSeedSameRunAndTheServiceChangesTheTrace) {
 }
 
 void expect_error(const nlohmann::json& service, const std::string& needle) {
-  try {
-    config_of(scenario_with(service));
-    FAIL() << "accepted " << service.dump();
-  } catch (const ConfigError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find(needle), std::string::npos) << what;
-    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
-  }
+  SCOPED_TRACE(service.dump());
+  testing::expect_one_line_error([&] { config_of(scenario_with(service)); }, needle);
 }
 
 TEST(ServiceSpec, BadInputIsAOneLineErrorNamingTheKey) {

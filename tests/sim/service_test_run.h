@@ -4,10 +4,14 @@
 // Header-only, test code; not thread-safe.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "models/catalog.h"
+#include "models/config_error.h"
 #include "sim/core/observer.h"
 #include "sim/core/request_record.h"
 #include "sim/run/scenario.h"
@@ -40,6 +44,19 @@ inline double sum_to_e2e(const RequestSegments& s) {
 inline double sum_to_ttft(const RequestSegments& s) {
   return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
          s.first_token_stream_s;
+}
+
+// `parse` must throw a ConfigError whose message holds `needle` and is one line.
+template <typename Parse>
+void expect_one_line_error(Parse&& parse, const std::string& needle) {
+  try {
+    parse();
+    ADD_FAILURE() << "accepted; expected an error naming " << needle;
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(needle), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
 }
 
 }  // namespace servesim::testing
