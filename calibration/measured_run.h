@@ -55,8 +55,12 @@ struct MeasuredRun {
   // "vllm-bench" (vllm bench serve, vLLM >= 0.10), "vllm-bench-legacy"
   // (benchmarks/benchmark_serving.py), "loadtest" (servesim loadtest --out), "trace".
   std::string format;
-  std::string model;    // the model the source names ("" when it does not)
-  std::string backend;  // what served it as the source names it ("vllm", "openai", ...; "")
+  std::string model;           // the model the source names ("" when it does not)
+  std::string backend;         // what served it as the source names it ("vllm", "openai", ...; "")
+  std::string gpu;             // the GPU the source names ("" when it does not)
+  std::string engine_version;  // e.g. "0.12.0" ("" when the source does not say)
+  int tensor_parallel_size = 0;    // 0: the source does not say (the caller's --tp applies)
+  int pipeline_parallel_size = 0;  // 0: the source does not say
   MeasuredLoad load;
   // In issue order. Empty when the source has aggregates only (a result saved without
   // --save-detailed): such a run can be fitted to its summary but not replayed request by
@@ -69,5 +73,14 @@ struct MeasuredRun {
   // True when every request has a recorded send time (replay the arrivals exactly).
   bool has_arrivals() const;
 };
+
+// The summary of `requests` as servesim's metrics define it (sim/metrics/metrics.h): counts,
+// tokens, throughputs over first send to last finish, TTFT/TPOT/E2E from each request's
+// numbers, ITL from its gaps; failed requests count as rejected. Requests without a send time
+// are taken as sent at 0 (the duration and throughputs are then the caller's to set). Queueing
+// and the time breakdown are left unmeasured: no client sees them. Added for the readers
+// (calibration/measured_run_reader.h), which fill `summary` with it where a source's own
+// aggregates are missing.
+MetricsSummary summary_of_requests(const std::vector<MeasuredRequest>& requests);
 
 }  // namespace servesim
