@@ -62,6 +62,10 @@ struct MeasuredRun {
   int tensor_parallel_size = 0;    // 0: the source does not say (the caller's --tp applies)
   int pipeline_parallel_size = 0;  // 0: the source does not say
   MeasuredLoad load;
+  // Fixed-length runs (`vllm bench serve --random-input-len`, published rows) state their
+  // lengths; NaN: not stated (then requests or the summary's token totals say).
+  double prompt_tokens_per_request = MeasuredRequest::kNone;  // tokens
+  double output_tokens_per_request = MeasuredRequest::kNone;  // tokens
   // In issue order. Empty when the source has aggregates only (a result saved without
   // --save-detailed): such a run can be fitted to its summary but not replayed request by
   // request.
