@@ -6,6 +6,7 @@
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "models/json_object_reader.h"
+#include "sim/agent/agent_workload.h"
 #include "sim/service/vllm_frontend.h"
 
 namespace servesim {
@@ -83,6 +84,20 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c) {
   if (auto v = optional_number(r, "kv_cache_memory_gib")) {
     e.kv_cache_memory_bytes = static_cast<int64_t>(*v * kGiB);
   }
+  if (auto v = optional_number(r, "activation_memory_gib")) {
+    e.activation_memory_bytes = static_cast<int64_t>(*v * kGiB);
+  }
+  if (r.has("gpu_memory_bytes")) {
+    const double bytes = r.required<double>("gpu_memory_bytes");
+    if (!(bytes >= 1 && bytes < 1e15)) r.fail("gpu_memory_bytes", "must be a byte count > 0");
+    e.gpu_memory_bytes = static_cast<int64_t>(bytes);
+  } else {
+    r.raw("gpu_memory_bytes");
+  }
+  e.enforce_eager = r.optional<bool>("enforce_eager", false);
+  e.vllm_version = VllmVersion::parse(
+      r.optional<std::string>("vllm_version", kNewestModelledVllm.to_string()),
+      r.context() + ": vllm_version");
   if (r.has("num_gpu_blocks_override")) {
     e.num_gpu_blocks_override = r.positive_int("num_gpu_blocks_override");
   } else {
@@ -151,6 +166,16 @@ void read_metrics(JsonObjectReader& r, SimulationConfig& c) {
   c.sample_interval_s = non_negative(r, "sample_interval_s", 1.0);
   c.step_warmup_s = non_negative(r, "step_warmup_s", 0);
   r.finish();
+}
+
+// An agent workload's workflows are checked here as well as when the Simulation is built, so
+// the commands that parse scenarios before (or without) simulating them (plan, sweep) refuse a
+// bad workflow with the same one-line error. max_model_len is the engine's, resolved as the
+// memory plan resolves it.
+void check_agent_workload(const SimulationConfig& c) {
+  if (c.workload.kind != WorkloadKind::kAgent) return;
+  const int max_model_len = c.engine.resolved_for(c.model, c.gpu).max_model_len;
+  parse_agent_workload(c.workload, AgentLimits{c.model.name, max_model_len});
 }
 
 }  // namespace
@@ -270,6 +295,7 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
     c.seed = c.workload.seed;
   }
   r.finish();
+  check_agent_workload(c);
   return s;
 }
 

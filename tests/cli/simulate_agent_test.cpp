@@ -68,6 +68,20 @@ TEST(SimulateAgent, BadWorkflowIsAOneLineError) {
       << r.err;
 }
 
+// sweep parses its scenario before running any point: a bad workflow stops it there, with the
+// one-line error simulate gives.
+TEST(SimulateAgent, SweepRefusesABadWorkflowAtParse) {
+  const CliResult r = run_servesim(
+      "sweep " + kParallel + " --vary workload.agent.sessions=2,3" +
+      " --set 'workload.agent.workflows=[{\"name\": \"w\", \"steps\": [{\"type\": \"loop\", "
+      "\"steps\": [{\"type\": \"tool\", \"latency_s\": 1, \"result_tokens\": 5}]}]}]'");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("workload.agent.workflows[0].steps[0]: max_iterations is required"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("points"), std::string::npos) << r.out;
+}
+
 // plan searches a request rate; an agent workload's load is sessions, so it refuses rather
 // than plan for requests that are not the workload's.
 TEST(SimulateAgent, PlanRefusesAgentWorkloads) {

@@ -1,13 +1,17 @@
 // Agent workloads through the whole simulator: prefix reuse across a session's calls shows
 // up in the engine's prefix-cache hit rate, the critical path sums to each session's E2E with
 // the service path in it, a context that outgrows max_model_len fails its session, and the
-// workflows are checked against the deployment when the simulation is built.
+// workflows are checked against the deployment when the scenario is parsed (with the message
+// the simulation would give) and when the simulation is built.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
+#include <string>
 
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "sim/agent/agent_workload.h"
 #include "sim/run/scenario.h"
 #include "sim/run/simulation.h"
 
@@ -135,6 +139,36 @@ TEST(AgentSimulation, WorkflowsAreCheckedAgainstTheDeployment) {
   EXPECT_THROW(run(j), ConfigError);
   j["workload"]["agent"]["workflows"][0]["steps"][0]["deployment"] = "Llama-2-7B";
   EXPECT_NO_THROW(run(j));
+}
+
+std::string config_error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// plan and sweep parse scenarios without building a Simulation at once: parsing alone refuses
+// a bad workflow, with the very message the simulation gives.
+TEST(AgentSimulation, WorkflowsAreCheckedWhenTheScenarioIsParsed) {
+  const json j = scenario(json(), 600);
+  const std::string at_parse = config_error_of([&] { parse_scenario(j, "", "test", Catalog()); });
+  const WorkloadSpec workload = WorkloadSpec::from_json(j["workload"], "", "workload");
+  const std::string at_run = config_error_of([&] {
+    parse_agent_workload(workload, AgentLimits{"Llama-2-7B", 600});
+  });
+  EXPECT_NE(at_parse.find("workload.agent.workflows[0].steps[0]: new_tokens cannot fit "
+                          "max_model_len 600"),
+            std::string::npos)
+      << at_parse;
+  EXPECT_EQ(at_parse, at_run);
+  EXPECT_EQ(at_parse.find('\n'), std::string::npos);
+  // Without engine.max_model_len it is the model's own (4,096 for Llama-2-7B), as in the plan.
+  json model_default = scenario();
+  model_default.erase("engine");
+  EXPECT_EQ(config_error_of([&] { parse_scenario(model_default, "", "test", Catalog()); }), "");
 }
 
 TEST(AgentSimulation, SameSeedSameRun) {
