@@ -124,11 +124,40 @@ void AgentSession::begin_parallel(int frame, double now_s) {
 }
 
 void AgentSession::begin_llm(int frame, double now_s) {
-  (void)now_s;
-  const LlmStepSpec& llm = frames_[static_cast<size_t>(frame)].step->llm;
-  const int new_tokens = llm.new_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens));
-  const int output_tokens = llm.output_tokens.sample(host_.rng(SessionHost::Purpose::kLlmOutput));
-  issue(frame, new_tokens, output_tokens);
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  const LlmStepSpec& llm = f.step->llm;
+  f.new_tokens = llm.new_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens));
+  f.output_tokens = llm.output_tokens.sample(host_.rng(SessionHost::Purpose::kLlmOutput));
+  if (!llm.cache.enabled) {
+    issue(frame, f.new_tokens, f.output_tokens);
+    return;
+  }
+  const LlmCacheHit hit = llm.cache.draw(host_.rng(SessionHost::Purpose::kCacheHit));
+  f.cache_hit = hit != LlmCacheHit::kMiss;
+  f.lookup_s = llm.cache.lookup_s.sample(host_.rng(SessionHost::Purpose::kCacheLookup));
+  ++record_.llm_cache_lookups;
+  record_.llm_exact_hits += hit == LlmCacheHit::kExact ? 1 : 0;
+  record_.llm_semantic_hits += hit == LlmCacheHit::kSemantic ? 1 : 0;
+  record_.cache_lookup_s += f.lookup_s;
+  if (f.lookup_s == 0) {
+    llm_lookup_done(frame, now_s);
+    return;
+  }
+  ++in_flight_;
+  host_.start_timer(*this, frame, now_s + f.lookup_s);
+}
+
+void AgentSession::llm_lookup_done(int frame, double now_s) {
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  f.path.cache_s += f.lookup_s;
+  if (!f.cache_hit) {
+    issue(frame, f.new_tokens, f.output_tokens);
+    return;
+  }
+  const uint64_t stream = host_.new_stream();
+  const PromptSegment turn{stream, 0, f.new_tokens + f.output_tokens};
+  const PromptSegment answer{stream, static_cast<uint64_t>(f.new_tokens), f.output_tokens};
+  answered(frame, f.path, turn, answer, now_s, now_s);
 }
 
 void AgentSession::issue(int frame, int new_tokens, int output_tokens) {
@@ -173,18 +202,26 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   const int new_tokens = spec.prompt_tokens - before;
   const PromptSegment answer{spec.session, static_cast<uint64_t>(before + new_tokens),
                              record.output_tokens};
-  AgentContext& context = contexts_[static_cast<size_t>(f.context)];
   if (f.summarizing) {
     f.summarizing = false;
-    context.replace(answer);
+    contexts_[static_cast<size_t>(f.context)].replace(answer);
     finish(frame, path, now_s);
     return;
   }
-  context.append({spec.session, static_cast<uint64_t>(before), new_tokens + record.output_tokens});
+  const PromptSegment turn{spec.session, static_cast<uint64_t>(before),
+                           new_tokens + record.output_tokens};
+  answered(frame, path, turn, answer, f.step->llm.stream ? record.first_token_s : now_s, now_s);
+}
+
+void AgentSession::answered(int frame, CriticalPath path, const PromptSegment& turn,
+                            const PromptSegment& answer, double first_token_s, double now_s) {
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  AgentContext& context = contexts_[static_cast<size_t>(f.context)];
+  context.append(turn);
   context.note_answer(answer);
   if (now_s >= last_answer_s_) {
     last_answer_s_ = now_s;
-    record_.first_token_s = f.step->llm.stream ? record.first_token_s : now_s;
+    record_.first_token_s = first_token_s;
   }
   const ContextPolicySpec& policy = workflow_.context;
   if (policy.summarize_every > 0 && ++llm_calls_since_summary_ >= policy.summarize_every) {
@@ -202,6 +239,31 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
 void AgentSession::begin_tool(int frame, double now_s) {
   Frame& f = frames_[static_cast<size_t>(frame)];
   const ToolStepSpec& tool = f.step->tool;
+  ++record_.tool_calls;
+  if (!tool.cache.enabled) {
+    run_tool(frame, now_s);
+    return;
+  }
+  f.cache_key = tool.cache.draw_key(host_.rng(SessionHost::Purpose::kCacheKey));
+  f.lookup_s = tool.cache.lookup_s.sample(host_.rng(SessionHost::Purpose::kCacheLookup));
+  f.cache_hit = host_.tool_cache(*f.step).lookup(f.cache_key, now_s);
+  ++record_.tool_cache_lookups;
+  record_.tool_cache_hits += f.cache_hit ? 1 : 0;
+  record_.cache_lookup_s += f.lookup_s;
+  if (!f.cache_hit) {
+    run_tool(frame, now_s + f.lookup_s);
+    return;
+  }
+  f.tool_ok = true;
+  f.tool_s = 0;
+  f.tool_result_tokens = tool.result_tokens.sample(host_.rng(SessionHost::Purpose::kToolResult));
+  ++in_flight_;
+  host_.start_timer(*this, frame, now_s + f.lookup_s);
+}
+
+void AgentSession::run_tool(int frame, double start_s) {
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  const ToolStepSpec& tool = f.step->tool;
   Rng& latency = host_.rng(SessionHost::Purpose::kToolLatency);
   Rng& failure = host_.rng(SessionHost::Purpose::kToolFailure);
   f.tool_s = 0;
@@ -212,22 +274,33 @@ void AgentSession::begin_tool(int frame, double now_s) {
     ++record_.tool_attempts;
   }
   f.tool_result_tokens = tool.result_tokens.sample(host_.rng(SessionHost::Purpose::kToolResult));
-  ++record_.tool_calls;
   ++in_flight_;
-  host_.start_timer(*this, frame, now_s + f.tool_s);
+  host_.start_timer(*this, frame, start_s + f.tool_s);
 }
 
 void AgentSession::on_timer(int frame, double now_s) {
   --in_flight_;
   if (ended_) return;
+  if (frames_[static_cast<size_t>(frame)].step->kind == StepKind::kLlm) {
+    llm_lookup_done(frame, now_s);
+    return;
+  }
+  tool_done(frame, now_s);
+}
+
+void AgentSession::tool_done(int frame, double now_s) {
   const Frame& f = frames_[static_cast<size_t>(frame)];
   outcomes_[static_cast<size_t>(f.step->index)] = f.tool_ok ? 1 : 0;
   if (!f.tool_ok) ++record_.tool_failures;
+  if (f.step->tool.cache.enabled && !f.cache_hit && f.tool_ok) {
+    host_.tool_cache(*f.step).store(f.cache_key, now_s);
+  }
   const int trim = workflow_.context.max_tool_result_tokens;
   const int tokens = trim > 0 ? std::min(trim, f.tool_result_tokens) : f.tool_result_tokens;
   contexts_[static_cast<size_t>(f.context)].append({host_.new_stream(), 0, tokens});
   CriticalPath path = f.path;
   path.tool_s += f.tool_s;
+  path.cache_s += f.lookup_s;
   ++path.tool_calls;
   finish(frame, path, now_s);
 }

@@ -7,7 +7,12 @@
 // previous step of a sequence, the group's start for a parallel child, or the child whose end
 // freed a parallel slot — and ends with it plus its own time, so the path of the root's end
 // sums to the session's E2E. LLM calls split their time as their records do (engine queue,
-// prefill, decode; the rest is the service path); tools count whole, retries included.
+// prefill, decode; the rest is the service path); tools count whole, retries included; cache
+// lookups count apart. A step with a cache looks it up first (lookup_s, a timer): a hit
+// answers at the lookup's end — a tool's result, or an LLM step's answer (new and output
+// tokens drawn as for a call, entering the context as a call's would, in a token stream the
+// engine has not seen) — a miss then runs the tool or calls the deployment; a tool run that
+// succeeded stores its key at its end.
 // Failure: an LLM call that fails (rejected, timed out) ends the session as failed at that
 // time; its calls still in flight are waited for (done() stays false) but change nothing.
 // Memory: O(steps run + context segments) per session. Thread-safety: none.
@@ -19,6 +24,7 @@
 #include <vector>
 
 #include "sim/agent/agent_context.h"
+#include "sim/agent/tool_result_cache.h"
 #include "sim/agent/workflow_spec.h"
 #include "sim/core/rng.h"
 #include "sim/core/session_record.h"
@@ -38,7 +44,10 @@ class SessionHost {
     kToolLatency,
     kToolFailure,
     kToolResult,
-    kBranch
+    kBranch,
+    kCacheKey,     // a cached tool's key
+    kCacheHit,     // whether an LLM response cache answers
+    kCacheLookup,  // lookup times
   };
 
   virtual ~SessionHost() = default;
@@ -49,6 +58,8 @@ class SessionHost {
   virtual void start_timer(AgentSession& session, int frame, double at_s) = 0;
   virtual uint64_t new_stream() = 0;  // a token stream no other call or tool uses
   virtual Rng& rng(Purpose purpose) = 0;
+  // The run's cache of a tool step whose cache is enabled, shared by every session.
+  virtual ToolResultCache& tool_cache(const StepSpec& step) = 0;
 };
 
 class AgentSession {
@@ -84,12 +95,24 @@ class AgentSession {
     bool tool_ok = true;
     double tool_s = 0;  // seconds, retries included
     int tool_result_tokens = 0;
+    // Steps with a cache: the lookup's time and outcome, and an LLM step's drawn lengths.
+    double lookup_s = 0;  // seconds
+    bool cache_hit = false;
+    int cache_key = -1;  // tools
+    int new_tokens = 0;  // llm
+    int output_tokens = 0;
   };
 
   int new_frame(const StepSpec& step, int parent, int context, const CriticalPath& path);
   void begin(int frame, double now_s);
   void begin_llm(int frame, double now_s);
   void begin_tool(int frame, double now_s);
+  void run_tool(int frame, double start_s);
+  void tool_done(int frame, double now_s);
+  void llm_lookup_done(int frame, double now_s);
+  // An LLM step's answer (from the deployment or its cache) joins the context.
+  void answered(int frame, CriticalPath path, const PromptSegment& turn,
+                const PromptSegment& answer, double first_token_s, double now_s);
   void begin_parallel(int frame, double now_s);
   void start_child(int frame, size_t child, int context, const CriticalPath& path, double now_s);
   void run_deferred();

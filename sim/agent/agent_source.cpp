@@ -14,7 +14,7 @@ enum Stream : uint64_t {
   kThinkStream = 103,
   kSessionStreams = 110,
 };
-constexpr size_t kPurposes = 6;  // SessionHost::Purpose values
+constexpr size_t kPurposes = 9;  // SessionHost::Purpose values
 
 }  // namespace
 
@@ -41,6 +41,10 @@ AgentSource::~AgentSource() = default;
 
 Rng& AgentSource::rng(Purpose purpose) {
   return rngs_[static_cast<size_t>(purpose)];
+}
+
+ToolResultCache& AgentSource::tool_cache(const StepSpec& step) {
+  return tool_caches_.try_emplace(&step, step.tool.cache).first->second;
 }
 
 void AgentSource::push_timer(Timer t) {

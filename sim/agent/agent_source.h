@@ -10,7 +10,9 @@
 // Each session's end goes to the Observer (on_session_done) and into SessionMetrics.
 // Determinism: one Rng stream per purpose (arrivals, workflow choice, think times, and each
 // of the session purposes), all forked from the workload's seed; token streams are numbered
-// in issue order. Memory: O(sessions in flight + their steps and context segments + timers).
+// in issue order. Memory: O(sessions in flight + their steps and context segments + timers),
+// plus one double per key of each cached tool step (the tool-result caches, shared by all
+// sessions).
 // Ownership: owns its sessions; borrows the AgentSpec and the Observer, which must outlive it.
 // Thread-safety: none.
 #pragma once
@@ -54,6 +56,7 @@ class AgentSource final : public RequestSource, public SessionHost {
   void start_timer(AgentSession& session, int frame, double at_s) override;
   uint64_t new_stream() override { return next_stream_++; }
   Rng& rng(Purpose purpose) override;
+  ToolResultCache& tool_cache(const StepSpec& step) override;
 
  private:
   enum class TimerKind { kTool, kUserStart };
@@ -100,6 +103,7 @@ class AgentSource final : public RequestSource, public SessionHost {
   std::unordered_map<uint64_t, Call> in_flight_;  // popped request id -> its step
   std::unordered_map<uint64_t, std::unique_ptr<AgentSession>> sessions_;
   std::unordered_set<uint64_t> reported_;  // sessions in flight whose end was reported
+  std::unordered_map<const StepSpec*, ToolResultCache> tool_caches_;  // by cached tool step
   uint64_t next_request_ = 0;
   uint64_t next_session_ = 0;
   uint64_t next_stream_ = 1;

@@ -1,6 +1,7 @@
 #include "sim/agent/session_metrics.h"
 
 #include <cmath>
+#include <limits>
 
 #include "sim/metrics/latency_summary.h"
 
@@ -27,6 +28,13 @@ void SessionMetrics::add(const SessionRecord& r) {
   path_.decode_s += r.path.decode_s;
   path_.service_s += r.path.service_s;
   path_.tool_s += r.path.tool_s;
+  path_.cache_s += r.path.cache_s;
+  tool_cache_lookups_ += r.tool_cache_lookups;
+  tool_cache_hits_ += r.tool_cache_hits;
+  llm_cache_lookups_ += r.llm_cache_lookups;
+  llm_exact_hits_ += r.llm_exact_hits;
+  llm_semantic_hits_ += r.llm_semantic_hits;
+  cache_lookup_s_ += r.cache_lookup_s;
   path_llm_calls_ += r.path.llm_calls;
   path_tool_calls_ += r.path.tool_calls;
 }
@@ -50,6 +58,16 @@ SessionSummary SessionMetrics::summary() const {
   s.path.decode_s = path_.decode_s / n;
   s.path.service_s = path_.service_s / n;
   s.path.tool_s = path_.tool_s / n;
+  s.path.cache_s = path_.cache_s / n;
+  auto rate = [](double hits, double lookups) {
+    return lookups > 0 ? hits / lookups : std::numeric_limits<double>::quiet_NaN();
+  };
+  s.tool_cache_lookups = tool_cache_lookups_ / n;
+  s.tool_cache_hit_rate = rate(tool_cache_hits_, tool_cache_lookups_);
+  s.llm_cache_lookups = llm_cache_lookups_ / n;
+  s.llm_exact_hit_rate = rate(llm_exact_hits_, llm_cache_lookups_);
+  s.llm_semantic_hit_rate = rate(llm_semantic_hits_, llm_cache_lookups_);
+  s.cache_lookup_s = cache_lookup_s_ / n;
   s.path_llm_calls = path_llm_calls_ / n;
   s.path_tool_calls = path_tool_calls_ / n;
   s.path.llm_calls = static_cast<int>(std::lround(s.path_llm_calls));

@@ -28,6 +28,14 @@ struct SessionSummary {
   CriticalPath path;  // mean seconds per kind (llm_calls, tool_calls: rounded means)
   double path_llm_calls = 0;
   double path_tool_calls = 0;
+  // Caches, over completed sessions: lookups per session, and hits / lookups (NaN without
+  // lookups); lookup_s is the mean seconds of lookups a session made, on its path or not.
+  double tool_cache_lookups = 0;
+  double tool_cache_hit_rate = 0;
+  double llm_cache_lookups = 0;
+  double llm_exact_hit_rate = 0;
+  double llm_semantic_hit_rate = 0;
+  double cache_lookup_s = 0;
 };
 
 class SessionMetrics {
@@ -49,6 +57,12 @@ class SessionMetrics {
   CriticalPath path_;  // sums
   double path_llm_calls_ = 0;
   double path_tool_calls_ = 0;
+  double tool_cache_lookups_ = 0;
+  double tool_cache_hits_ = 0;
+  double llm_cache_lookups_ = 0;
+  double llm_exact_hits_ = 0;
+  double llm_semantic_hits_ = 0;
+  double cache_lookup_s_ = 0;
 };
 
 }  // namespace servesim

@@ -9,6 +9,10 @@ nlohmann::json ms(double s) {
   return std::isnan(s) ? nlohmann::json() : nlohmann::json(s * 1e3);
 }
 
+nlohmann::json number_or_null(double x) {
+  return std::isnan(x) ? nlohmann::json() : nlohmann::json(x);
+}
+
 nlohmann::json stats_json(const LatencyStats& s) {
   return {{"count", s.count},      {"mean_ms", ms(s.mean_s)}, {"p50_ms", ms(s.p50_s)},
           {"p90_ms", ms(s.p90_s)}, {"p95_ms", ms(s.p95_s)},   {"p99_ms", ms(s.p99_s)},
@@ -22,6 +26,19 @@ void print_row(std::FILE* out, const char* name, const LatencyStats& s) {
   }
   std::fprintf(out, "  %-14s %9.0f %9.0f %9.0f %9.0f %9.0f %9.0f\n", name, s.mean_s * 1e3,
                s.p50_s * 1e3, s.p90_s * 1e3, s.p95_s * 1e3, s.p99_s * 1e3, s.max_s * 1e3);
+}
+
+double percent(double rate) {
+  return std::isnan(rate) ? 0.0 : 100.0 * rate;
+}
+
+void print_cache_line(std::FILE* out, const SessionSummary& s) {
+  std::fprintf(out,
+               "  caches per session: %.1f tool lookups (%.1f%% hits), %.1f LLM lookups (%.1f%% "
+               "exact, %.1f%% semantic hits); lookups take %.0f ms\n",
+               s.tool_cache_lookups, percent(s.tool_cache_hit_rate), s.llm_cache_lookups,
+               percent(s.llm_exact_hit_rate), percent(s.llm_semantic_hit_rate),
+               s.cache_lookup_s * 1e3);
 }
 
 }  // namespace
@@ -45,8 +62,16 @@ nlohmann::json session_summary_json(const SessionSummary& s) {
             {"decode_ms", ms(p.decode_s)},
             {"service_ms", ms(p.service_s)},
             {"tool_ms", ms(p.tool_s)},
+            {"cache_ms", ms(p.cache_s)},
             {"llm_calls", s.path_llm_calls},
-            {"tool_calls", s.path_tool_calls}}}};
+            {"tool_calls", s.path_tool_calls}}},
+          {"caches",
+           {{"tool_lookups", s.tool_cache_lookups},
+            {"tool_hit_rate", number_or_null(s.tool_cache_hit_rate)},
+            {"llm_lookups", s.llm_cache_lookups},
+            {"llm_exact_hit_rate", number_or_null(s.llm_exact_hit_rate)},
+            {"llm_semantic_hit_rate", number_or_null(s.llm_semantic_hit_rate)},
+            {"lookup_ms", ms(s.cache_lookup_s)}}}};
 }
 
 void print_session_summary(std::FILE* out, const SessionSummary& s) {
@@ -68,9 +93,12 @@ void print_session_summary(std::FILE* out, const SessionSummary& s) {
   auto share = [total](double x) { return total > 0 ? 100.0 * x / total : 0.0; };
   std::fprintf(out,
                "  critical path (mean %.0f ms, %.1f LLM + %.1f tool calls): LLM queue %.0f%%, "
-               "prefill %.0f%%, decode %.0f%%, service %.0f%%, tools %.0f%%\n",
+               "prefill %.0f%%, decode %.0f%%, service %.0f%%, tools %.0f%%",
                total * 1e3, s.path_llm_calls, s.path_tool_calls, share(p.llm_queue_s),
                share(p.prefill_s), share(p.decode_s), share(p.service_s), share(p.tool_s));
+  const bool caches = s.tool_cache_lookups > 0 || s.llm_cache_lookups > 0;
+  std::fprintf(out, caches ? ", cache lookups %.0f%%\n" : "\n", share(p.cache_s));
+  if (caches) print_cache_line(out, s);
 }
 
 }  // namespace servesim

@@ -13,7 +13,10 @@ namespace servesim {
 
 // {"sessions", "completed", "failed", "e2e", "ttft", "per_session": {llm_calls, tool_calls,
 // input_tokens, output_tokens, cached_tokens}, "critical_path": {llm_queue_ms, prefill_ms,
-// decode_ms, service_ms, tool_ms, llm_calls, tool_calls}} (per-session means).
+// decode_ms, service_ms, tool_ms, cache_ms, llm_calls, tool_calls}, "caches": {tool_lookups,
+// tool_hit_rate, llm_lookups, llm_exact_hit_rate, llm_semantic_hit_rate, lookup_ms}}
+// (per-session means; hit rates are hits / lookups over the run, null without lookups).
+// The table's cache line shows only for runs that looked a cache up.
 nlohmann::json session_summary_json(const SessionSummary& summary);
 
 void print_session_summary(std::FILE* out, const SessionSummary& summary);

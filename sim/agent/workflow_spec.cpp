@@ -126,6 +126,10 @@ class StepParser {
     s.llm.new_tokens = length(r, "new_tokens");
     s.llm.output_tokens = length(r, "output_tokens");
     s.llm.stream = r.optional<bool>("stream", true);
+    if (r.has("cache")) {
+      s.llm.cache = LlmCacheSpec::from_json(r.raw("cache"), r.context() + ": cache", base_dir_);
+    }
+    r.raw("cache");
     const double least = least_length(s.llm.new_tokens) + least_length(s.llm.output_tokens);
     least_llm_growth_ = std::min(least_llm_growth_, static_cast<int>(least));
     if (limits_.max_model_len > 0 && system_prompt_tokens_ + least > limits_.max_model_len) {
@@ -151,6 +155,10 @@ class StepParser {
     }
     s.tool.retries = r.non_negative_int("retries", 0);
     s.tool.result_tokens = length(r, "result_tokens");
+    if (r.has("cache")) {
+      s.tool.cache = ToolCacheSpec::from_json(r.raw("cache"), r.context() + ": cache", base_dir_);
+    }
+    r.raw("cache");
     return s;
   }
 

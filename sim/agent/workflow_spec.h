@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/agent/cache_spec.h"
 #include "sim/workload/distribution.h"
 #include "sim/workload/length_distribution.h"
 
@@ -29,6 +30,7 @@ struct LlmStepSpec {
   LengthDistribution new_tokens = LengthDistribution::fixed(1);  // tokens after the context
   LengthDistribution output_tokens = LengthDistribution::fixed(1);
   bool stream = true;  // streams its answer: the user sees its first token, not its end
+  LlmCacheSpec cache;  // a response cache consulted before the call; disabled by default
 };
 
 struct ToolStepSpec {
@@ -37,6 +39,7 @@ struct ToolStepSpec {
   double failure_probability = 0;                                   // per attempt, in [0, 1]
   int retries = 0;                                                  // attempts after a failure
   LengthDistribution result_tokens = LengthDistribution::fixed(1);  // enter the context
+  ToolCacheSpec cache;  // a result cache consulted before the run; disabled by default
 };
 
 struct StepSpec {

@@ -17,7 +17,8 @@ std::string_view session_csv_header() {
   return "id,workflow,user,status,cause,start_s,finish_s,e2e_s,first_token_s,ttft_s,llm_calls,"
          "tool_calls,tool_attempts,tool_failures,input_tokens,output_tokens,cached_tokens,"
          "path_llm_queue_s,path_prefill_s,path_decode_s,path_service_s,path_tool_s,"
-         "path_llm_calls,path_tool_calls";
+         "path_llm_calls,path_tool_calls,tool_cache_lookups,tool_cache_hits,llm_cache_lookups,"
+         "llm_exact_hits,llm_semantic_hits,cache_lookup_s,path_cache_s";
 }
 
 std::string session_csv_line(const SessionRecord& r) {
@@ -36,6 +37,12 @@ std::string session_csv_line(const SessionRecord& r) {
   }
   line += ',' + (r.ok ? std::to_string(p.llm_calls) : std::string());
   line += ',' + (r.ok ? std::to_string(p.tool_calls) : std::string());
+  for (int n : {r.tool_cache_lookups, r.tool_cache_hits, r.llm_cache_lookups, r.llm_exact_hits,
+                r.llm_semantic_hits}) {
+    line += ',' + std::to_string(n);
+  }
+  line += ',' + num(r.cache_lookup_s);
+  line += ',' + (r.ok ? num(p.cache_s) : std::string());
   return line;
 }
 

@@ -23,10 +23,13 @@ struct CriticalPath {
   double decode_s = 0;     // their first token to last
   double service_s = 0;    // their time outside the engine: network, gateway, API server, retries
   double tool_s = 0;       // tool calls on the path, retries included
+  double cache_s = 0;      // tool-result and LLM-response cache lookups on the path
   int llm_calls = 0;       // calls on the path
   int tool_calls = 0;
 
-  double total_s() const { return llm_queue_s + prefill_s + decode_s + service_s + tool_s; }
+  double total_s() const {
+    return llm_queue_s + prefill_s + decode_s + service_s + tool_s + cache_s;
+  }
 };
 
 struct SessionRecord {
@@ -49,6 +52,14 @@ struct SessionRecord {
   int64_t input_tokens = 0;   // prompt tokens over the LLM calls
   int64_t output_tokens = 0;  // generated tokens over the LLM calls
   int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache
+  // Caches (sim/agent/cache_spec.h): a hit answers without running the tool or calling the
+  // deployment, so a hit LLM step is no llm_call and adds no input or output tokens.
+  int tool_cache_lookups = 0;
+  int tool_cache_hits = 0;
+  int llm_cache_lookups = 0;
+  int llm_exact_hits = 0;
+  int llm_semantic_hits = 0;
+  double cache_lookup_s = 0;  // seconds of lookups, on the critical path or not
   CriticalPath path;          // ok records only
 
   double e2e_s() const { return finish_s - start_s; }
