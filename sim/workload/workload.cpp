@@ -9,6 +9,7 @@
 #include "models/json_object_reader.h"
 #include "models/name_match.h"
 #include "sim/core/csv_line.h"
+#include "sim/workload/replay_source.h"
 #include "sim/workload/synthetic_source.h"
 #include "sim/workload/trace_source.h"
 
@@ -264,6 +265,7 @@ int WorkloadSpec::step_at(double time_s) const {
 }
 
 std::unique_ptr<RequestSource> make_request_source(const WorkloadSpec& spec) {
+  if (spec.replay) return std::make_unique<ReplaySource>(*spec.replay, spec.seed);
   if (spec.kind == WorkloadKind::kAgent) {
     throw ConfigError(
         "workload.agent: agent workloads run in the simulator only (servesim simulate)");

@@ -38,6 +38,8 @@
 
 namespace servesim {
 
+struct ReplaySpec;  // sim/workload/replay_source.h
+
 enum class WorkloadKind { kOpenLoop, kClosedLoop, kStepped, kTrace, kAgent };
 
 struct SharedPrefixSpec {
@@ -74,6 +76,9 @@ struct WorkloadSpec {
   std::optional<SharedPrefixSpec> shared_prefix;
   std::optional<MultiTurnSpec> multi_turn;
   std::optional<TraceSpec> trace;
+  // Set by `simulate --replay` (not from JSON): the measured run's requests replace whatever
+  // the fields above describe, and make_request_source plays them (seed draws open-loop gaps).
+  std::shared_ptr<const ReplaySpec> replay;
   // Agent workloads: the "agent" object as written, parsed by sim/agent (AgentSpec) with
   // agent_base_dir resolving its relative paths; arrival is open loop or closed (clients
   // are the users, think_time_s their pause between sessions).
