@@ -1,0 +1,294 @@
+#include "calibration/vllm_bench_result.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include "models/config_error.h"
+#include "models/json_file.h"
+#include "sim/core/csv_line.h"
+
+namespace servesim {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// Keys only vllm/benchmarks/serve.py writes; benchmark_serving.py wrote none of them.
+constexpr const char* kCurrentLayoutKeys[] = {"endpoint_type", "label", "start_times", "latencies",
+                                              "max_concurrent_requests"};
+// Per-request arrays whose presence means the file was saved with --save-detailed.
+constexpr const char* kDetailedKeys[] = {"output_lens", "ttfts", "itls"};
+
+class ResultReader {
+ public:
+  ResultReader(const nlohmann::json& j, const std::string& origin) : j_(j), origin_(origin) {}
+
+  MeasuredRun read() const {
+    if (!j_.is_object() || !j_.contains("completed") || !j_.contains("duration")) {
+      throw ConfigError(origin_ +
+                        ": not a vllm bench serve result (no \"completed\" and \"duration\" keys); "
+                        "save one with vllm bench serve --save-result");
+    }
+    MeasuredRun run;
+    run.source = origin_;
+    run.format = is_current_layout() ? "vllm-bench" : "vllm-bench-legacy";
+    run.model = text("model_id");
+    run.backend = j_.contains("endpoint_type") ? text("endpoint_type") : text("backend");
+    run.load = load();
+    read_requests(run);
+    run.summary = run.requests.empty() ? MetricsSummary{} : summary_of_requests(run.requests);
+    overlay_summary(run);
+    return run;
+  }
+
+ private:
+  bool is_current_layout() const {
+    return std::any_of(std::begin(kCurrentLayoutKeys), std::end(kCurrentLayoutKeys),
+                       [this](const char* key) { return j_.contains(key); });
+  }
+
+  [[noreturn]] void fail(const std::string& key, const std::string& what) const {
+    throw ConfigError(origin_ + ": " + key + " " + what);
+  }
+
+  // A number, or nullopt when absent or null.
+  std::optional<double> number(const std::string& key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number()) fail(key, std::string("is ") + it->type_name() + ", expected a number");
+    return it->get<double>();
+  }
+
+  std::optional<uint64_t> count(const std::string& key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return std::nullopt;
+    if (!it->is_number_unsigned()) fail(key, "is " + it->dump() + ", expected a count >= 0");
+    return it->get<uint64_t>();
+  }
+
+  std::string text(const std::string& key) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return "";
+    if (!it->is_string()) fail(key, std::string("is ") + it->type_name() + ", expected a string");
+    return it->get<std::string>();
+  }
+
+  MeasuredLoad load() const {
+    MeasuredLoad load;
+    const auto rate = j_.find("request_rate");
+    if (rate != j_.end() && rate->is_string() && rate->get<std::string>() == "inf") {
+      load.request_rate_per_s = MeasuredLoad::kUnlimited;
+    } else if (const std::optional<double> r = number("request_rate")) {
+      if (!(*r > 0)) fail("request_rate", "is " + format_number(*r) + ", expected > 0 or \"inf\"");
+      load.request_rate_per_s = *r;
+    }
+    if (const std::optional<double> b = number("burstiness")) {
+      if (!(*b > 0)) fail("burstiness", "is " + format_number(*b) + ", expected > 0");
+      load.burstiness = *b;
+    }
+    if (const std::optional<uint64_t> c = count("max_concurrency")) {
+      if (*c < 1 || *c > 1'000'000) fail("max_concurrency", "must be in [1, 1000000] or null");
+      load.max_concurrency = static_cast<int>(*c);
+    }
+    return load;
+  }
+
+  // The per-request array `key` (nullptr when absent), checked to have n entries.
+  const nlohmann::json* array(const char* key, size_t n) const {
+    const auto it = j_.find(key);
+    if (it == j_.end() || it->is_null()) return nullptr;
+    if (!it->is_array()) fail(key, std::string("is ") + it->type_name() + ", expected an array");
+    if (it->size() != n) {
+      fail(key, "has " + std::to_string(it->size()) + " entries where input_lens has " +
+                    std::to_string(n) + " (a truncated or edited file?)");
+    }
+    return &*it;
+  }
+
+  static std::string at(const char* key, size_t i) {
+    return std::string(key) + "[" + std::to_string(i) + "]";
+  }
+
+  int length_at(const nlohmann::json& a, const char* key, size_t i) const {
+    const nlohmann::json& v = a[i];
+    if (!v.is_number_unsigned() || v.get<uint64_t>() > 100'000'000) {
+      fail(at(key, i), "is " + v.dump() + ", expected a token count >= 0");
+    }
+    return static_cast<int>(v.get<uint64_t>());
+  }
+
+  // Seconds; NaN for null (a request that failed before it was timed).
+  double seconds_at(const nlohmann::json& v, const std::string& where) const {
+    if (v.is_null()) return kNaN;
+    if (!v.is_number()) fail(where, "is " + v.dump() + ", expected seconds");
+    const double s = v.get<double>();
+    if (s < 0) fail(where, "is " + format_number(s) + ", a negative latency");
+    return s;
+  }
+
+  std::vector<double> gaps_at(const nlohmann::json& itls, size_t i) const {
+    const nlohmann::json& gaps = itls[i];
+    if (!gaps.is_array()) fail(at("itls", i), "is " + gaps.dump() + ", expected an array");
+    std::vector<double> out;
+    for (size_t k = 0; k < gaps.size(); ++k) {
+      out.push_back(seconds_at(gaps[k], at("itls", i) + "[" + std::to_string(k) + "]"));
+    }
+    return out;
+  }
+
+  bool failed_at(const nlohmann::json* errors, size_t i) const {
+    if (errors == nullptr || (*errors)[i].is_null()) return false;
+    if (!(*errors)[i].is_string()) fail(at("errors", i), "is " + (*errors)[i].dump());
+    return !(*errors)[i].get<std::string>().empty();
+  }
+
+  struct Arrays {
+    const nlohmann::json* input = nullptr;
+    const nlohmann::json* output = nullptr;
+    const nlohmann::json* ttfts = nullptr;
+    const nlohmann::json* itls = nullptr;
+    const nlohmann::json* latencies = nullptr;
+    const nlohmann::json* starts = nullptr;
+    const nlohmann::json* errors = nullptr;
+  };
+
+  Arrays arrays() const {
+    Arrays a;
+    const auto input = j_.find("input_lens");
+    if (input == j_.end() || input->is_null()) {
+      for (const char* key : kDetailedKeys) {
+        if (j_.contains(key)) fail(key, "is there but input_lens is not (an edited file?)");
+      }
+      return a;
+    }
+    if (!input->is_array()) fail("input_lens", "is " + std::string(input->type_name()));
+    const size_t n = input->size();
+    a.input = &*input;
+    a.output = array("output_lens", n);
+    a.ttfts = array("ttfts", n);
+    a.itls = array("itls", n);
+    a.latencies = array("latencies", n);
+    a.starts = array("start_times", n);
+    a.errors = array("errors", n);
+    if (a.output == nullptr || a.ttfts == nullptr) {
+      fail(a.output == nullptr ? "output_lens" : "ttfts", "is missing beside input_lens");
+    }
+    if (a.itls == nullptr && a.latencies == nullptr) {
+      fail("latencies", "and itls are both missing: no request's end-to-end latency");
+    }
+    return a;
+  }
+
+  MeasuredRequest request_at(const Arrays& a, size_t i) const {
+    MeasuredRequest r;
+    r.prompt_tokens = length_at(*a.input, "input_lens", i);
+    r.output_tokens = length_at(*a.output, "output_lens", i);
+    if (a.starts != nullptr) r.arrival_s = seconds_or_time((*a.starts)[i], at("start_times", i));
+    const double ttft = seconds_at((*a.ttfts)[i], at("ttfts", i));
+    r.ok = !failed_at(a.errors, i) && std::isfinite(ttft) && r.output_tokens > 0;
+    if (!r.ok) {
+      r.output_tokens = 0;
+      return r;
+    }
+    r.ttft_s = ttft;
+    if (a.itls != nullptr) r.itl_s = gaps_at(*a.itls, i);
+    if (a.latencies != nullptr) {
+      r.e2e_s = seconds_at((*a.latencies)[i], at("latencies", i));
+    } else {
+      r.e2e_s = ttft;
+      for (double gap : r.itl_s) r.e2e_s += gap;
+    }
+    if (!(r.e2e_s >= r.ttft_s)) {
+      fail(at("latencies", i), "is " + format_number(r.e2e_s) + " s, less than ttfts[" +
+                                   std::to_string(i) + "] " + format_number(ttft) + " s");
+    }
+    return r;
+  }
+
+  // A send time: any clock (perf_counter), so any finite number.
+  double seconds_or_time(const nlohmann::json& v, const std::string& where) const {
+    if (!v.is_number() || !std::isfinite(v.get<double>())) {
+      fail(where, "is " + v.dump() + ", expected a time in seconds");
+    }
+    return v.get<double>();
+  }
+
+  void read_requests(MeasuredRun& run) const {
+    const Arrays a = arrays();
+    if (a.input == nullptr) return;
+    for (size_t i = 0; i < a.input->size(); ++i) run.requests.push_back(request_at(a, i));
+    if (a.starts == nullptr || run.requests.empty()) return;
+    double first_s = std::numeric_limits<double>::infinity();
+    for (const MeasuredRequest& r : run.requests) first_s = std::min(first_s, r.arrival_s);
+    for (MeasuredRequest& r : run.requests) r.arrival_s -= first_s;
+  }
+
+  // The file's {mean,median,pNN}_NAME_ms over what the requests gave.
+  void overlay_latency(LatencyStats& s, const std::string& name, uint64_t count) const {
+    bool any = false;
+    auto take = [&](const std::string& key, double& field) {
+      if (const std::optional<double> ms = number(key + "_" + name + "_ms")) {
+        field = *ms / 1e3;
+        any = true;
+      }
+    };
+    take("mean", s.mean_s);
+    take("median", s.p50_s);
+    take("p50", s.p50_s);
+    take("p90", s.p90_s);
+    take("p95", s.p95_s);
+    take("p99", s.p99_s);
+    take("p100", s.max_s);
+    if (any && s.count == 0) s.count = count;
+  }
+
+  void overlay_summary(MeasuredRun& run) const {
+    MetricsSummary& s = run.summary;
+    const uint64_t not_ok = static_cast<uint64_t>(std::count_if(
+        run.requests.begin(), run.requests.end(), [](const auto& r) { return !r.ok; }));
+    s.completed = count("completed").value_or(0);
+    s.rejected = count("failed").value_or(not_ok);
+    s.requests = s.completed + s.rejected;
+    s.error_rate = s.requests > 0 ? static_cast<double>(s.rejected) / s.requests : kNaN;
+    s.input_tokens = count("total_input_tokens").value_or(s.input_tokens);
+    s.output_tokens = count("total_output_tokens").value_or(s.output_tokens);
+    const std::optional<double> duration = number("duration");
+    if (duration && !(*duration > 0)) fail("duration", "is " + format_number(*duration));
+    s.duration_s = duration.value_or(s.duration_s);
+    s.request_throughput = number("request_throughput").value_or(s.completed / s.duration_s);
+    s.input_throughput = s.input_tokens / s.duration_s;
+    s.output_throughput = number("output_throughput").value_or(s.output_tokens / s.duration_s);
+    s.total_token_throughput = number("total_token_throughput")
+                                   .value_or((s.input_tokens + s.output_tokens) / s.duration_s);
+    s.goodput = number("request_goodput").value_or(s.goodput);
+    const uint64_t gaps = s.output_tokens > s.completed ? s.output_tokens - s.completed : 0;
+    overlay_latency(s.ttft, "ttft", s.completed);
+    overlay_latency(s.tpot, "tpot", s.completed);
+    overlay_latency(s.itl, "itl", gaps);
+    overlay_latency(s.e2e, "e2el", s.completed);
+  }
+
+  const nlohmann::json& j_;
+  const std::string& origin_;
+};
+
+}  // namespace
+
+MeasuredRun vllm_bench_result_from_json(const nlohmann::json& result, const std::string& origin) {
+  return ResultReader(result, origin).read();
+}
+
+MeasuredRun read_vllm_bench_result(const std::string& path) {
+  nlohmann::json j;
+  try {
+    j = load_json_file(path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(std::string(e.what()) +
+                      " (a truncated file, or several results appended with --append-result? "
+                      "give one whole --save-result file)");
+  }
+  return vllm_bench_result_from_json(j, path);
+}
+
+}  // namespace servesim

@@ -1,0 +1,35 @@
+// Reading a `vllm bench serve --save-result` JSON file into a MeasuredRun.
+//
+// Two layouts, told apart by their keys:
+//   "vllm-bench"         vllm/benchmarks/serve.py (vLLM >= 0.10): carries endpoint_type and
+//                        label, and with --save-detailed start_times and latencies per request
+//   "vllm-bench-legacy"  benchmarks/benchmark_serving.py (before 0.10): per-request arrays
+//                        always, no start_times, no latencies (E2E = TTFT + the ITLs)
+// Keys read: model_id, backend (endpoint_type), request_rate (a number or "inf"), burstiness,
+// max_concurrency; duration, completed, failed, total_input_tokens, total_output_tokens,
+// request_throughput, request_goodput, output_throughput, total_token_throughput;
+// {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms; and per request input_lens, output_lens,
+// ttfts, itls, latencies, start_times, errors (generated_texts and everything else are
+// ignored). A request with error text, no TTFT or no output token failed (ok = false).
+// The summary is the file's own aggregates (ms -> s; median -> p50, p100 -> max); what the
+// file leaves out is computed from its requests (summary_of_requests).
+//
+// Strict: truncated JSON, a key of the wrong type, per-request arrays of different lengths and
+// negative latencies are one-line ConfigErrors naming the file and the key (and index).
+// Stateless; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "calibration/measured_run.h"
+
+namespace servesim {
+
+// Throws ConfigError for a file that is not a well-formed vllm bench serve result.
+MeasuredRun read_vllm_bench_result(const std::string& path);
+
+// The same for JSON already parsed; `origin` names it in errors and becomes `source`.
+MeasuredRun vllm_bench_result_from_json(const nlohmann::json& result, const std::string& origin);
+
+}  // namespace servesim
