@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
+#include "calibration/measured_run_reader.h"
 #include "cli/cdf_plot.h"
 #include "models/config_error.h"
 #include "sim/metrics/run_comparison.h"
@@ -65,7 +67,8 @@ CLI::App* add_compare_command(CLI::App& app, CompareCommandOptions& o) {
   CLI::App* cmd =
       app.add_subcommand("compare", "Put result folders (simulated or measured runs) side by side");
   cmd->add_option("folders", o.folders,
-                  "Result folders written with --out (simulate, engine run, loadtest); the "
+                  "Result folders written with --out (simulate, engine run, loadtest) or "
+                  "measured-run files (vllm bench serve --save-result JSON, timing traces); the "
                   "first is the reference")
       ->required();
   cmd->add_flag("--json", o.json, "Print the comparison as JSON");
@@ -86,7 +89,14 @@ int run_compare_command(const CompareCommandOptions& o) {
     throw ConfigError("compare: give two or more result folders (the first is the reference)");
   }
   std::vector<RunFolder> runs;
-  for (const std::string& folder : o.folders) runs.push_back(read_run_folder(folder));
+  // A file is a measured run (a vllm bench serve result, a timing trace) read into a folder's
+  // shape.
+  for (const std::string& folder : o.folders) {
+    std::error_code ec;
+    runs.push_back(std::filesystem::is_regular_file(folder, ec)
+                       ? run_folder_from(read_measured_run(folder))
+                       : read_run_folder(folder));
+  }
   const RunComparison comparison = compare_runs(runs, o.metrics);
   if (!o.plot_path.empty()) write_plot(o.plot_path, runs);
   std::vector<ErrorLimitBreach> breaches;

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "calibration/build_info.h"
+#include "calibration/measured_run_reader.h"
 #include "cli/interrupt_flag.h"
 #include "models/config_error.h"
 #include "models/json_file.h"
@@ -76,6 +77,25 @@ class CliObserver final : public Observer {
   InterruptFlag interrupt_;
 };
 
+// The measured run's requests in place of the scenario's workload (its seed kept for the
+// open-loop gaps); the setup's workload then names the run.
+nlohmann::json replay_into(SimulationConfig& config, nlohmann::json& scenario_json,
+                           const std::string& path) {
+  const MeasuredRun run = read_measured_run(path);
+  WorkloadSpec replay;
+  replay.seed = config.workload.seed;
+  replay.replay = std::make_shared<const ReplaySpec>(replay_spec_from(run));
+  const ReplaySpec& spec = *replay.replay;
+  nlohmann::json j = {{"source", run.source},
+                      {"format", run.format},
+                      {"requests", spec.requests.size()},
+                      {"arrivals", spec.recorded_arrivals ? "recorded" : "by the recorded load"}};
+  if (spec.max_concurrency) j["max_concurrency"] = *spec.max_concurrency;
+  config.workload = std::move(replay);
+  scenario_json["workload"] = {{"replay", j}};
+  return j;
+}
+
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
@@ -94,6 +114,11 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
                   "Error rate above which a step of a stepped workload counts as broken, for the "
                   "knee")
       ->capture_default_str();
+  cmd->add_option(
+      "--replay", options.replay,
+      "Replay a measured run's requests (vllm bench serve --save-result --save-detailed "
+      "JSON, loadtest --out folder, or timing trace .jsonl/.csv) on the scenario's "
+      "deployment instead of its workload");
   return cmd;
 }
 
@@ -104,7 +129,7 @@ int run_simulate(const SimulateOptions& options) {
     throw ConfigError("--max-error-rate must be in [0, 1]");
   }
   Catalog catalog;
-  const Scenario scenario = load_scenario(options.scenario, overrides, catalog);
+  Scenario scenario = load_scenario(options.scenario, overrides, catalog);
   RunSetup setup{scenario.name,
                  load_json_file(options.scenario),
                  std::filesystem::path(options.scenario).parent_path().string(),
@@ -112,6 +137,10 @@ int run_simulate(const SimulateOptions& options) {
                  servesim_git_revision(),
                  options.max_error_rate};
   apply_overrides(setup.scenario_json, overrides);
+  nlohmann::json replay;
+  if (!options.replay.empty()) {
+    replay = replay_into(scenario.config, setup.scenario_json, options.replay);
+  }
   Simulation simulation(scenario.config);
   std::vector<std::string> tenants;
   for (const TenantSpec& t : scenario.config.service.tenants) tenants.push_back(t.name);
@@ -149,6 +178,7 @@ int run_simulate(const SimulateOptions& options) {
   } else {
     j["cost_model"] = {{"type", "roofline"}};
   }
+  if (!replay.is_null()) j["replay"] = replay;
   j["summary"] = summary_json(result.summary);
   const Knee knee = find_knee(result.by_step, c.metrics.slo, options.max_error_rate);
   if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {

@@ -1,9 +1,11 @@
 // `servesim simulate SCENARIO.json [--set path=value ...] [--seed N] [--out DIR] [--json]
-// [--max-error-rate F]`:
+// [--max-error-rate F] [--replay MEASURED]`:
 // runs one scenario and prints what users would see (a table, or JSON), optionally writing
 // per-request and time-series CSVs and summary.json into --out. A stepped workload gets a
 // per-step table and its knee (sim/metrics/step_table.h). A progress bar goes to stderr
-// when stderr is a terminal. Not thread-safe (CLI process).
+// when stderr is a terminal. --replay plays a measured run's requests (calibration/
+// measured_run_reader.h) on the scenario's deployment instead of its workload. Not thread-safe
+// (CLI process).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -20,6 +22,7 @@ struct SimulateOptions {
   std::string out_dir;
   bool json = false;
   double max_error_rate = 0.01;  // fraction; a stepped run's step failing more is its knee
+  std::string replay;            // measured run whose requests replace the workload; "" none
 };
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options);
