@@ -5,9 +5,9 @@
 
 namespace servesim {
 
-void DeploymentOptions::add_to(CLI::App& app) {
+void DeploymentOptions::add_to(CLI::App& app, bool model_required) {
   app.add_option("--model", model, "Catalog name (see 'servesim models') or a config.json path")
-      ->required();
+      ->required(model_required);
   app.add_option("--gpu", gpu, "Catalog name (see 'servesim gpus') or a GPU JSON file")->required();
   app.add_option("--tensor-parallel-size,--tp,-t", tp, "GPUs each layer is split over")
       ->capture_default_str();
@@ -34,7 +34,16 @@ void DeploymentOptions::add_to(CLI::App& app) {
   app.add_option("--non-torch-memory", non_torch_memory,
                  "Override the non-torch overhead per GPU (e.g. 0.5GiB)");
   app.add_option("--cuda-graph-memory", cuda_graph_memory,
-                 "CUDA-graph memory to subtract per GPU (e.g. 1GiB; default 0)");
+                 "CUDA-graph memory to subtract per GPU (e.g. 1GiB; default: modelled, "
+                 "subtracted from vLLM 0.21)");
+  app.add_option("--activation-memory", activation_memory,
+                 "Override the profiling run's activation peak per GPU (e.g. 1.2GiB)");
+  app.add_option("--gpu-memory-bytes", gpu_memory_bytes,
+                 "GPU memory as torch.cuda.mem_get_info reports it (bytes, or e.g. 23.58GiB)");
+  app.add_option("--vllm-version", vllm_version,
+                 "vLLM release whose memory rules apply (default: " +
+                     kNewestModelledVllm.to_string() + ", the newest modelled)");
+  app.add_flag("--enforce-eager", enforce_eager, "No CUDA graphs (vLLM --enforce-eager)");
   app.add_option("--kv-cache-memory", kv_cache_memory,
                  "KV cache size per GPU, bypassing --gpu-memory-utilization (e.g. 20GiB)");
   app.add_option("--num-gpu-blocks-override", num_gpu_blocks_override,
@@ -70,6 +79,14 @@ DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) c
   if (!kv_cache_memory.empty()) {
     e.kv_cache_memory_bytes = parse_size_bytes(kv_cache_memory, "--kv-cache-memory");
   }
+  if (!activation_memory.empty()) {
+    e.activation_memory_bytes = parse_size_bytes(activation_memory, "--activation-memory");
+  }
+  if (!gpu_memory_bytes.empty()) {
+    e.gpu_memory_bytes = parse_size_bytes(gpu_memory_bytes, "--gpu-memory-bytes");
+  }
+  if (!vllm_version.empty()) e.vllm_version = VllmVersion::parse(vllm_version, "--vllm-version");
+  e.enforce_eager = enforce_eager;
   if (num_gpu_blocks_override != 0) e.num_gpu_blocks_override = num_gpu_blocks_override;
   e.allow_long_max_model_len = allow_long_max_model_len;
   return r;

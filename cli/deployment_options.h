@@ -32,10 +32,15 @@ struct DeploymentOptions {
   std::string non_torch_memory;
   std::string cuda_graph_memory;
   std::string kv_cache_memory;
+  std::string activation_memory;
+  std::string gpu_memory_bytes;
+  std::string vllm_version;
+  bool enforce_eager = false;
   int64_t num_gpu_blocks_override = 0;
   bool allow_long_max_model_len = false;
 
-  void add_to(CLI::App& app);
+  // `model_required` false: a command that can read the model elsewhere (memory --from-log).
+  void add_to(CLI::App& app, bool model_required = true);
 
   struct Resolved {
     ModelSpec model;

@@ -70,7 +70,7 @@ int64_t MemoryPlanModel::bytes(Row row) const {
     case kNonTorch:
       return plan_->non_torch_bytes;
     case kCudaGraphs:
-      return plan_->cuda_graph_bytes;
+      return plan_->cuda_graph_subtracted_bytes();
     case kKvCache:
       return plan_->kv_cache_bytes;
     case kReserved:

@@ -1,5 +1,6 @@
 #include "models/engine_config.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -19,13 +20,47 @@ bool is_large_non_a100(const HardwareSpec& gpu) {
 
 }  // namespace
 
+VllmVersion VllmVersion::parse(const std::string& text, const std::string& field) {
+  size_t i = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? 1 : 0;
+  auto number = [&](int& out) {
+    const size_t start = i;
+    out = 0;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])) && i - start < 4) {
+      out = out * 10 + (text[i++] - '0');
+    }
+    return i > start;
+  };
+  VllmVersion v;
+  const bool ok = number(v.major) && i < text.size() && text[i++] == '.' && number(v.minor);
+  const std::string range =
+      kOldestModelledVllm.to_string() + " to " + kNewestModelledVllm.to_string();
+  if (!ok) {
+    throw ConfigError(field + ": '" + text + "' is not a vLLM version; give one such as " +
+                      kNewestModelledVllm.to_string() + " (servesim models " + range + ")");
+  }
+  if (!v.at_least(kOldestModelledVllm.major, kOldestModelledVllm.minor) ||
+      v.at_least(kNewestModelledVllm.major, kNewestModelledVllm.minor + 1)) {
+    throw ConfigError(field + ": vLLM " + v.to_string() + " is not modelled (servesim models " +
+                      range + "); pass the nearest modelled version, e.g. " +
+                      kNewestModelledVllm.to_string());
+  }
+  return v;
+}
+
+std::string VllmVersion::to_string() const {
+  return std::to_string(major) + "." + std::to_string(minor);
+}
+
 EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSpec& gpu) const {
   EngineConfig r = *this;
   if (r.max_model_len == 0) r.max_model_len = model.max_position_embeddings;
-  const bool large = is_large_non_a100(gpu);
+  // V0 (before 0.8) had one default for every GPU: 256 sequences, 512 tokens per step with
+  // chunked prefill (engine/arg_utils.py); V1 sizes them by GPU.
+  const bool large = r.vllm_version.v1_engine() && is_large_non_a100(gpu);
+  const bool v0 = !r.vllm_version.v1_engine();
   if (r.max_num_seqs == 0) r.max_num_seqs = large ? 1024 : 256;
   if (r.max_num_batched_tokens == 0) {
-    r.max_num_batched_tokens = large ? 8192 : 2048;
+    r.max_num_batched_tokens = large ? 8192 : v0 ? (r.enable_chunked_prefill ? 512 : 2048) : 2048;
     // Without chunked prefill a whole prompt must fit one step.
     if (!r.enable_chunked_prefill && r.max_num_batched_tokens < r.max_model_len) {
       r.max_num_batched_tokens = r.max_model_len;
@@ -74,7 +109,15 @@ void EngineConfig::validate(const ModelSpec& model) const {
   if (non_torch_memory_bytes && *non_torch_memory_bytes < 0) {
     throw ConfigError("--non-torch-memory must be >= 0");
   }
-  if (cuda_graph_memory_bytes < 0) throw ConfigError("--cuda-graph-memory must be >= 0");
+  if (cuda_graph_memory_bytes && *cuda_graph_memory_bytes < 0) {
+    throw ConfigError("--cuda-graph-memory must be >= 0");
+  }
+  if (activation_memory_bytes && *activation_memory_bytes < 0) {
+    throw ConfigError("--activation-memory must be >= 0");
+  }
+  if (gpu_memory_bytes && *gpu_memory_bytes <= 0) {
+    throw ConfigError("--gpu-memory-bytes must be > 0");
+  }
   if (kv_cache_memory_bytes && *kv_cache_memory_bytes <= 0) {
     throw ConfigError("--kv-cache-memory must be > 0");
   }

@@ -1,7 +1,8 @@
 // EngineConfig: the serving-engine flags that decide memory and batching, named and
-// defaulted as vLLM's `vllm serve` names and defaults them (see docs/memory-model.md).
-// Zero in a size field means "vLLM's default for this GPU and model", resolved by
-// resolved_for(). Plain value; thread-compatible.
+// defaulted as vLLM's `vllm serve` names and defaults them (see docs/memory-model.md), and
+// the vLLM release whose memory rules apply (VllmVersion). Zero in a size field means
+// "vLLM's default for this GPU and model", resolved by resolved_for(). Plain values;
+// thread-compatible.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,32 @@ namespace servesim {
 
 struct HardwareSpec;
 struct ModelSpec;
+
+// A vLLM release, major.minor: patch releases keep a minor's memory rules. Versions are
+// those servesim models, kOldestModelledVllm to kNewestModelledVllm; parse() refuses others.
+struct VllmVersion {
+  int major = 0;
+  int minor = 0;
+
+  // "0.10.2", "v0.11.1rc6.dev115+gbc926c122" -> 0.10, 0.11. Throws ConfigError naming
+  // `field` for text that is no version or a release outside the modelled range.
+  static VllmVersion parse(const std::string& text, const std::string& field);
+  std::string to_string() const;  // "0.11"
+  bool at_least(int major_at_least, int minor_at_least) const {
+    return major > major_at_least || (major == major_at_least && minor >= minor_at_least);
+  }
+  // V1 is the default engine from 0.8 (VLLM_USE_V1=1); earlier releases run V0.
+  bool v1_engine() const { return at_least(0, 8); }
+  // From 0.21 vLLM profiles CUDA-graph memory before sizing the KV cache and subtracts
+  // its estimate (VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS default on, "default since
+  // v0.21.0" in gpu_worker.py's log); earlier releases capture graphs after the KV cache
+  // is allocated, out of the memory gpu_memory_utilization leaves.
+  bool subtracts_cuda_graphs() const { return at_least(0, 21); }
+  bool operator==(const VllmVersion&) const = default;
+};
+
+inline constexpr VllmVersion kOldestModelledVllm{0, 4};
+inline constexpr VllmVersion kNewestModelledVllm{0, 23};
 
 struct EngineConfig {
   double gpu_memory_utilization = 0.9;  // fraction of total GPU memory the engine may use
@@ -29,8 +56,16 @@ struct EngineConfig {
   // cuBLAS workspaces), bytes. Unset: kNonTorchSingleGpuBytes, or kNonTorchMultiGpuBytes
   // when the replica spans several GPUs.
   std::optional<int64_t> non_torch_memory_bytes;
-  int64_t cuda_graph_memory_bytes = 0;           // subtracted when the engine version does
-  std::optional<int64_t> kv_cache_memory_bytes;  // --kv-cache-memory: bypasses utilization
+  // CUDA-graph memory per GPU, bytes, subtracted from the KV budget. Unset: modelled for
+  // vllm_version (docs/memory-model.md), subtracted only by releases that do.
+  std::optional<int64_t> cuda_graph_memory_bytes;
+  // Peak of the profiling run per GPU, bytes. Unset: modelled (activation_peak_bytes).
+  std::optional<int64_t> activation_memory_bytes;
+  // GPU memory as torch.cuda.mem_get_info reports it, bytes. Unset: the GPU spec's total.
+  std::optional<int64_t> gpu_memory_bytes;
+  bool enforce_eager = false;                      // no CUDA graphs: their memory is 0
+  VllmVersion vllm_version = kNewestModelledVllm;  // whose memory rules apply
+  std::optional<int64_t> kv_cache_memory_bytes;    // --kv-cache-memory: bypasses utilization
   std::optional<int64_t> num_gpu_blocks_override;
   // Accept max_model_len above the model's max_position_embeddings, as vLLM does with
   // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the user vouches for RoPE scaling).

@@ -21,6 +21,12 @@ constexpr int64_t kVocabPadding = 64;
 // logs at hand (KV02/KV03 in docs/memory-model.md) the forward pass dominates the peak.
 constexpr double kSamplerFp32Copies = 3.0;
 
+// Device memory one CUDA graph costs per model layer it replays (its kernel nodes and their
+// parameter buffers). Fitted to the one capture at hand with a known model: V0 captured
+// 35 decode graphs of Qwen2.5-1.5B (28 layers) in 0.17 GiB ("Graph capturing finished in
+// 49 secs, took 0.17 GiB"); less the 16 MB pool of its 256-sequence batch, 170 KiB.
+constexpr double kCudaGraphBytesPerLayer = 170.0 * 1024;
+
 double format_gib(int64_t bytes) {
   return static_cast<double>(bytes) / kGiB;
 }
@@ -153,10 +159,8 @@ int64_t weights_bytes_per_gpu(const ModelSpec& m, const ParallelConfig& p, const
   return static_cast<int64_t>(std::llround(bytes));
 }
 
-int64_t activation_peak_bytes(const ModelSpec& m, const ParallelConfig& p, const EngineConfig& e) {
+double forward_bytes_per_token(const ModelSpec& m, const ParallelConfig& p, const EngineConfig& e) {
   const double a = unquantised_bytes(e);
-  const double tokens = e.max_num_batched_tokens;
-  const double seqs = std::min(e.max_num_batched_tokens, e.max_num_seqs);
   const double heads = static_cast<double>(m.num_heads) / p.tp;
   double attention;
   if (m.mla) {
@@ -181,14 +185,69 @@ int64_t activation_peak_bytes(const ModelSpec& m, const ParallelConfig& p, const
   // working set. vLLM logged a peak growing by 109.8 KB per profiling token for
   // Llama-3.1-8B (vllm-project/vllm#10517: 17.06 -> 17.98 GiB from 20,000 to 29,000
   // tokens); this gives 110.6 KB.
-  const double per_token = a * (3.0 * m.hidden_size + std::max(attention, mlp));
-  const double forward = tokens * per_token;
+  return a * (3.0 * m.hidden_size + std::max(attention, mlp));
+}
+
+int64_t activation_peak_bytes(const ModelSpec& m, const ParallelConfig& p, const EngineConfig& e) {
+  const double a = unquantised_bytes(e);
+  const double tokens = e.max_num_batched_tokens;
+  const double seqs = std::min(e.max_num_batched_tokens, e.max_num_seqs);
+  const double forward = tokens * forward_bytes_per_token(m, p, e);
   // The sampler runs after the forward pass has released its intermediates, so the peak is
   // the larger of the two: final hidden states of every token plus the LM head output for
   // sampled rows and the fp32 sampler tensors.
   const double sampler =
       tokens * a * m.hidden_size + seqs * m.vocab_size * (a + 4.0 * kSamplerFp32Copies);
   return static_cast<int64_t>(std::llround(std::max(forward, sampler)));
+}
+
+CudaGraphPlan cuda_graph_plan(const EngineConfig& e) {
+  CudaGraphPlan plan;
+  if (e.enforce_eager) return plan;
+  const VllmVersion& v = e.vllm_version;
+  std::vector<int> sizes;
+  if (!v.at_least(0, 11)) {
+    // V0 (worker/model_runner.py, full decode graphs, at most 256) and 0.8-0.10
+    // (config.py, piecewise graphs, at most 512): 1, 2, 4, 8.. by 8, up to the first size
+    // >= max_num_seqs.
+    const int most = v.v1_engine() ? 512 : 256;
+    const int cap = std::min(most, std::max(8, (e.max_num_seqs + 7) / 8 * 8));
+    for (int s : {1, 2, 4}) sizes.push_back(s);
+    for (int s = 8; s <= cap; s += 8) sizes.push_back(s);
+    (v.v1_engine() ? plan.piecewise : plan.full) = static_cast<int>(sizes.size());
+  } else {
+    // 0.11+ (config/vllm.py): 1, 2, 4, 8..248 by 8, 256.. by 16 up to
+    // max_cudagraph_capture_size = min(2 x max_num_seqs, 512, max_num_batched_tokens);
+    // FULL_AND_PIECEWISE: piecewise graphs for every size, full decode graphs for the
+    // sizes up to max_num_seqs.
+    const int cap = std::min({2 * e.max_num_seqs, 512, e.max_num_batched_tokens});
+    for (int s : {1, 2, 4}) sizes.push_back(s);
+    for (int s = 8; s < 256; s += 8) sizes.push_back(s);
+    for (int s = 256; s <= 512; s += 16) sizes.push_back(s);
+    std::erase_if(sizes, [&](int s) { return s > std::max(cap, 1) && s > 1; });
+    plan.piecewise = static_cast<int>(sizes.size());
+    plan.full = static_cast<int>(
+        std::count_if(sizes.begin(), sizes.end(), [&](int s) { return s <= e.max_num_seqs; }));
+  }
+  plan.largest = sizes.empty() ? 0 : sizes.back();
+  return plan;
+}
+
+int64_t cuda_graph_memory_bytes(const ModelSpec& m, const ParallelConfig& p, const EngineConfig& e,
+                                int layers) {
+  const CudaGraphPlan plan = cuda_graph_plan(e);
+  if (plan.piecewise + plan.full == 0) return 0;
+  // Graphs share one memory pool captured largest batch first, so the pool holds the
+  // largest batch's activations once; every graph adds its own kernel nodes, which scale
+  // with the layers it replays.
+  const double pool = plan.largest * forward_bytes_per_token(m, p, e);
+  const double nodes =
+      static_cast<double>(plan.piecewise + plan.full) * layers * kCudaGraphBytesPerLayer;
+  double bytes = pool + nodes;
+  // 0.21's estimate captures two graphs per mode and extrapolates the second's cost to
+  // the rest, which are smaller: it exceeds what the capture then takes.
+  if (e.vllm_version.subtracts_cuda_graphs()) bytes *= kCudaGraphEstimateOverCapture;
+  return static_cast<int64_t>(std::llround(bytes));
 }
 
 MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareSpec& gpu,
@@ -200,17 +259,27 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
   plan.parallel = parallel;
   plan.engine = engine_in.resolved_for(model, gpu);
   const EngineConfig& e = plan.engine;
-  plan.total_bytes = gpu.memory_total_bytes;
+  plan.total_bytes = e.gpu_memory_bytes.value_or(gpu.memory_total_bytes);
   plan.requested_bytes =
       e.kv_cache_memory_bytes
           ? 0
           : static_cast<int64_t>(
-                std::ceil(static_cast<double>(gpu.memory_total_bytes) * e.gpu_memory_utilization));
-  plan.activation_bytes = activation_peak_bytes(model, parallel, e);
+                std::ceil(static_cast<double>(plan.total_bytes) * e.gpu_memory_utilization));
+  plan.activation_bytes =
+      e.activation_memory_bytes.value_or(activation_peak_bytes(model, parallel, e));
   plan.non_torch_bytes = e.non_torch_memory_bytes          ? *e.non_torch_memory_bytes
                          : parallel.gpus_per_replica() > 1 ? kNonTorchMultiGpuBytes
                                                            : kNonTorchSingleGpuBytes;
-  plan.cuda_graph_bytes = e.cuda_graph_memory_bytes;
+  plan.cuda_graphs = cuda_graph_plan(e);
+  int most_layers = 0;
+  for (int stage = 0; stage < parallel.pp; ++stage) {
+    most_layers = std::max(most_layers, parallel.layers_in_stage(model.num_layers, stage));
+  }
+  plan.cuda_graph_bytes =
+      e.cuda_graph_memory_bytes.value_or(cuda_graph_memory_bytes(model, parallel, e, most_layers));
+  plan.cuda_graph_subtracted =
+      e.cuda_graph_memory_bytes.has_value() || e.vllm_version.subtracts_cuda_graphs();
+  const int64_t graphs_subtracted = plan.cuda_graph_subtracted_bytes();
   plan.params_total = model.total_params();
   plan.params_active = model.active_params();
 
@@ -227,7 +296,7 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
     const int64_t available = e.kv_cache_memory_bytes
                                   ? *e.kv_cache_memory_bytes
                                   : plan.requested_bytes - weights - plan.activation_bytes -
-                                        plan.non_torch_bytes - plan.cuda_graph_bytes;
+                                        plan.non_torch_bytes - graphs_subtracted;
     const int64_t blocks = available > 0 ? available / plan.page_bytes / layers : 0;
     if (min_blocks < 0 || blocks < min_blocks) {
       min_blocks = blocks;
@@ -288,8 +357,8 @@ MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
   };
 
   if (plan.num_gpu_blocks <= 0) {
-    const int64_t non_kv =
-        plan.weights_bytes + plan.activation_bytes + plan.non_torch_bytes + plan.cuda_graph_bytes;
+    const int64_t non_kv = plan.weights_bytes + plan.activation_bytes + plan.non_torch_bytes +
+                           plan.cuda_graph_subtracted_bytes();
     std::string fix;
     const int tp = tp_that_fits([](const MemoryPlan& p) { return p.num_gpu_blocks > 0; });
     if (tp > 0) fix = "try --tensor-parallel-size " + std::to_string(tp);
@@ -319,7 +388,8 @@ MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
         model.name + " does not fit on " + where + ": weights " + gib(plan.weights_bytes) +
         " + activations " + gib(plan.activation_bytes) + " + non-torch " +
         gib(plan.non_torch_bytes) +
-        (plan.cuda_graph_bytes > 0 ? " + CUDA graphs " + gib(plan.cuda_graph_bytes) : "") +
+        (plan.cuda_graph_subtracted_bytes() > 0 ? " + CUDA graphs " + gib(plan.cuda_graph_bytes)
+                                                : "") +
         " per GPU exceed the " + gib(plan.requested_bytes) + " requested (" +
         gib(plan.total_bytes) + " x " + utilization_text(resolved.gpu_memory_utilization) +
         ") by " + gib(non_kv - plan.requested_bytes + plan.page_bytes * plan.layers_per_gpu) +
@@ -376,6 +446,12 @@ nlohmann::json MemoryPlan::to_json() const {
   j["dtype"] = engine.dtype ? std::string(dtype_name(*engine.dtype)) : "auto";
   j["kv_cache_dtype"] =
       engine.kv_cache_dtype ? std::string(dtype_name(*engine.kv_cache_dtype)) : "auto";
+  j["vllm_version"] = engine.vllm_version.to_string();
+  j["enforce_eager"] = engine.enforce_eager;
+  j["cuda_graphs"] = {{"piecewise", cuda_graphs.piecewise},
+                      {"full", cuda_graphs.full},
+                      {"largest", cuda_graphs.largest},
+                      {"subtracted", cuda_graph_subtracted}};
   j["params_total"] = params_total;
   j["params_active"] = params_active;
   j["per_gpu"] = {{"total_bytes", total_bytes},         {"requested_bytes", requested_bytes},
@@ -402,9 +478,11 @@ std::string MemoryPlan::to_table() const {
                 format_gib(weights_total_bytes));
   out << line;
   std::snprintf(line, sizeof line,
-                "  max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d, block_size %d\n\n",
+                "  max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d, block_size %d, "
+                "vLLM %s%s\n\n",
                 engine.max_model_len, engine.max_num_seqs, engine.max_num_batched_tokens,
-                engine.block_size);
+                engine.block_size, engine.vllm_version.to_string().c_str(),
+                engine.enforce_eager ? " (eager)" : "");
   out << line;
   out << "  per GPU                              GiB\n";
   auto row = [&](const char* label, int64_t bytes) {
@@ -420,7 +498,15 @@ std::string MemoryPlan::to_table() const {
   row("- model weights", weights_bytes);
   row("- activation peak (profile run)", activation_bytes);
   row("- non-torch (CUDA, NCCL, cuBLAS)", non_torch_bytes);
-  if (cuda_graph_bytes > 0) row("- CUDA graphs", cuda_graph_bytes);
+  if (cuda_graph_subtracted) {
+    row("- CUDA graphs", cuda_graph_bytes);
+  } else if (cuda_graph_bytes > 0) {
+    // Captured after the KV cache is allocated: out of what utilization leaves.
+    std::snprintf(line, sizeof line, "  %-32s %8.2f  (vLLM %s: not subtracted)\n",
+                  "  CUDA graphs, captured after", format_gib(cuda_graph_bytes),
+                  engine.vllm_version.to_string().c_str());
+    out << line;
+  }
   row("= available KV cache memory", kv_cache_bytes);
   out << "\n";
   std::snprintf(

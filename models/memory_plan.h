@@ -5,7 +5,8 @@
 // L tokens per request: X.XXx".
 //
 //   requested  = total GPU memory x gpu_memory_utilization   (or --kv-cache-memory)
-//   available  = requested - weights - activation peak - non-torch - CUDA graphs
+//   available  = requested - weights - activation peak - non-torch
+//                - CUDA graphs (vLLM >= 0.21, or when given)
 //   num_blocks = available / (page bytes per layer x layers on this GPU)
 //   page bytes = 2 x block_size x kv_heads_per_rank x head_dim x kv bytes (MLA: no 2x)
 //
@@ -27,6 +28,14 @@
 
 namespace servesim {
 
+// The CUDA graphs vLLM captures on one GPU: how many of each kind and the largest batch
+// (tokens). All zero with enforce_eager.
+struct CudaGraphPlan {
+  int piecewise = 0;  // per-piece graphs replayed around attention (V1)
+  int full = 0;       // whole-model decode graphs (V0; V1 from 0.11)
+  int largest = 0;
+};
+
 struct MemoryPlan {
   // One pipeline stage's GPUs (rank 0 of the stage; its TP peers hold the same). The
   // activation, non-torch and CUDA-graph figures are the same on every stage.
@@ -46,7 +55,9 @@ struct MemoryPlan {
   int64_t weights_bytes = 0;     // busiest GPU
   int64_t activation_bytes = 0;  // peak of the profiling forward pass + sampler
   int64_t non_torch_bytes = 0;
-  int64_t cuda_graph_bytes = 0;
+  int64_t cuda_graph_bytes = 0;        // graphs' memory, modelled or given
+  bool cuda_graph_subtracted = false;  // from the KV budget (vLLM >= 0.21, or given)
+  CudaGraphPlan cuda_graphs;
   int64_t kv_cache_bytes = 0;     // available for KV blocks on the busiest GPU
   int64_t page_bytes = 0;         // one block of one layer on one GPU
   double kv_bytes_per_token = 0;  // all layers of the stage with the most layers, one GPU
@@ -72,6 +83,9 @@ struct MemoryPlan {
   static MemoryPlan compute_unchecked(const ModelSpec& model, const HardwareSpec& gpu,
                                       const ParallelConfig& parallel, const EngineConfig& engine);
 
+  int64_t cuda_graph_subtracted_bytes() const {
+    return cuda_graph_subtracted ? cuda_graph_bytes : 0;
+  }
   bool fits() const { return num_gpu_blocks > 0 && max_concurrency >= 1.0; }
   // Largest request length (tokens) one sequence can reach with this KV cache.
   int64_t max_servable_len() const;
@@ -87,5 +101,18 @@ int64_t weights_bytes_per_gpu(const ModelSpec& model, const ParallelConfig& para
 // tokens over min(tokens, max_num_seqs) sequences, plus the fp32 sampler tensors.
 int64_t activation_peak_bytes(const ModelSpec& model, const ParallelConfig& parallel,
                               const EngineConfig& engine);
+// Activation bytes one token of a forward pass keeps alive at a layer's peak.
+double forward_bytes_per_token(const ModelSpec& model, const ParallelConfig& parallel,
+                               const EngineConfig& engine);
+// vLLM 0.21+ logs the CUDA-graph estimate it subtracts and then the capture: 1.58 vs 1.29 GiB
+// and 1.10 vs 0.96 GiB in the two logs at hand (+22%, +15%).
+inline constexpr double kCudaGraphEstimateOverCapture = 1.18;
+// The graphs engine.vllm_version captures for a resolved config.
+CudaGraphPlan cuda_graph_plan(const EngineConfig& resolved);
+// Their memory on a GPU holding `layers` layers: the shared pool (the largest batch's
+// activations) plus 170 KiB per graph per layer; vLLM >= 0.21's estimate, which is what it
+// subtracts, 18% above that (docs/memory-model.md).
+int64_t cuda_graph_memory_bytes(const ModelSpec& model, const ParallelConfig& parallel,
+                                const EngineConfig& resolved, int layers);
 
 }  // namespace servesim

@@ -40,7 +40,10 @@ TEST(MemoryPlan, HandComputedLlama2_7bOnA100) {
   EXPECT_EQ(plan.activation_bytes, 2048LL * 2 * (3 * 4096 + 3 * 11008));
   const int64_t requested = static_cast<int64_t>(std::ceil(g.memory_total_bytes * 0.9));
   EXPECT_EQ(plan.requested_bytes, requested);
-  EXPECT_EQ(plan.kv_cache_bytes, requested - plan.weights_bytes - plan.activation_bytes);
+  // The newest modelled vLLM subtracts its CUDA-graph estimate too.
+  EXPECT_TRUE(plan.cuda_graph_subtracted);
+  EXPECT_EQ(plan.kv_cache_bytes,
+            requested - plan.weights_bytes - plan.activation_bytes - plan.cuda_graph_bytes);
   // One block of one layer: 2 x 16 tokens x 32 heads x 128 x 2 B = 256 KiB.
   EXPECT_EQ(plan.page_bytes, 2 * 16 * 32 * 128 * 2);
   EXPECT_EQ(plan.num_gpu_blocks, plan.kv_cache_bytes / plan.page_bytes / 32);
@@ -205,6 +208,74 @@ TEST(MemoryPlan, InvalidFlagsAreNamed) {
       std::string::npos);
 }
 
+TEST(MemoryPlan, CudaGraphsFollowTheVllmVersion) {
+  Fixture f;
+  const ModelSpec m = f.model("Llama-3.1-8B");
+  const HardwareSpec g = f.gpu("L4");
+  EngineConfig e;
+  e.max_model_len = 8192;
+  e.max_num_seqs = 256;
+  auto plan_at = [&](VllmVersion v) {
+    EngineConfig at = e;
+    at.vllm_version = v;
+    return MemoryPlan::compute(m, g, ParallelConfig{}, at);
+  };
+  // 0.11+: 1, 2, 4, 8..248 by 8, 256..512 by 16: 51 piecewise graphs, 35 full up to 256,
+  // as vLLM logs "Profiling CUDA graph memory: PIECEWISE=51, FULL=35" for 256 sequences.
+  const MemoryPlan newest = plan_at(kNewestModelledVllm);
+  EXPECT_EQ(newest.cuda_graphs.piecewise, 51);
+  EXPECT_EQ(newest.cuda_graphs.full, 35);
+  EXPECT_EQ(newest.cuda_graphs.largest, 512);
+  EXPECT_TRUE(newest.cuda_graph_subtracted);
+  const MemoryPlan v020 = plan_at({0, 20});
+  EXPECT_FALSE(v020.cuda_graph_subtracted);
+  EXPECT_EQ(v020.kv_cache_bytes, newest.kv_cache_bytes + newest.cuda_graph_bytes);
+  // 0.21's estimate sits above the capture it predicts.
+  EXPECT_NEAR(static_cast<double>(newest.cuda_graph_bytes) / v020.cuda_graph_bytes,
+              kCudaGraphEstimateOverCapture, 1e-6);
+  const MemoryPlan v010 = plan_at({0, 10});
+  EXPECT_EQ(v010.cuda_graphs.piecewise, 35);  // 1, 2, 4, 8..256
+  EXPECT_EQ(v010.cuda_graphs.full, 0);
+  const MemoryPlan v06 = plan_at({0, 6});
+  EXPECT_EQ(v06.cuda_graphs.full, 35);
+  EXPECT_EQ(v06.cuda_graphs.largest, 256);
+  // Physically: a pool of the largest batch plus 170 KiB per graph per layer; Llama-3.1-8B's
+  // 35 V0 graphs over 32 layers take 0.19 GiB + 28 MB.
+  EXPECT_NEAR(static_cast<double>(v06.cuda_graph_bytes) / kGiB, 0.21, 0.01);
+  EngineConfig eager = e;
+  eager.enforce_eager = true;
+  EXPECT_EQ(MemoryPlan::compute(m, g, ParallelConfig{}, eager).cuda_graph_bytes, 0);
+  EngineConfig given = e;
+  given.vllm_version = {0, 10};
+  given.cuda_graph_memory_bytes = kGiB;
+  const MemoryPlan explicit_plan = MemoryPlan::compute(m, g, ParallelConfig{}, given);
+  EXPECT_TRUE(explicit_plan.cuda_graph_subtracted);
+  EXPECT_EQ(explicit_plan.kv_cache_bytes, v010.kv_cache_bytes - kGiB);
+}
+
+TEST(MemoryPlan, GpuMemoryBytesReplacesTheCatalogTotal) {
+  Fixture f;
+  EngineConfig e;
+  e.max_model_len = 4096;
+  e.gpu_memory_bytes = 23'000'000'000;
+  const MemoryPlan plan =
+      MemoryPlan::compute(f.model("Llama-3.1-8B"), f.gpu("L4"), ParallelConfig{}, e);
+  EXPECT_EQ(plan.total_bytes, 23'000'000'000);
+  EXPECT_EQ(plan.requested_bytes, static_cast<int64_t>(std::ceil(23e9 * 0.9)));
+}
+
+TEST(VllmVersion, ParsesReleasesAndRefusesOthers) {
+  EXPECT_EQ(VllmVersion::parse("0.10.2", "v").to_string(), "0.10");
+  EXPECT_EQ(VllmVersion::parse("v0.11.1rc6.dev115+gbc926c122", "v").to_string(), "0.11");
+  EXPECT_FALSE(VllmVersion::parse("0.7.3", "v").v1_engine());
+  EXPECT_TRUE(VllmVersion::parse("0.8", "v").v1_engine());
+  EXPECT_FALSE(VllmVersion::parse("0.20.1", "v").subtracts_cuda_graphs());
+  EXPECT_TRUE(VllmVersion::parse("0.21.0", "v").subtracts_cuda_graphs());
+  EXPECT_THROW(VllmVersion::parse("0.3.3", "v"), ConfigError);
+  EXPECT_THROW(VllmVersion::parse("1.0.0", "v"), ConfigError);
+  EXPECT_THROW(VllmVersion::parse("latest", "v"), ConfigError);
+}
+
 // --- Observations of real deployments (tests/models/data/kv-capacity-observations.csv) ---
 
 std::vector<std::string> split_csv_line(const std::string& line) {
@@ -234,12 +305,13 @@ struct Deployment {
   int max_num_seqs;
   int max_model_len;
   bool engine_refused;  // vLLM refused to start: max_model_len beyond the KV capacity
+  VllmVersion version;
 };
 
 // Rows the planner reproduces; every other row must be explained in docs/memory-model.md.
 const std::map<std::string, Deployment> kReproduced = {
-    {"KV02", {"Llama-3.1-8B", "RTX-3090", 1, 20000, 256, 20000, false}},
-    {"KV03", {"Llama-3.1-8B", "RTX-3090", 1, 29000, 256, 29000, true}},
+    {"KV02", {"Llama-3.1-8B", "RTX-3090", 1, 20000, 256, 20000, false, {0, 6}}},
+    {"KV03", {"Llama-3.1-8B", "RTX-3090", 1, 29000, 256, 29000, true, {0, 6}}},
 };
 
 TEST(MemoryPlan, ObservedDeploymentsWithin5PercentOrExplained) {
@@ -275,6 +347,7 @@ TEST(MemoryPlan, ObservedDeploymentsWithin5PercentOrExplained) {
     e.max_model_len = d.max_model_len;
     e.max_num_batched_tokens = d.max_num_batched_tokens;
     e.max_num_seqs = d.max_num_seqs;
+    e.vllm_version = d.version;
     ParallelConfig p;
     p.tp = d.tp;
     const MemoryPlan plan = MemoryPlan::compute_unchecked(f.model(d.model), f.gpu(d.gpu), p, e);
