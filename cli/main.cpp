@@ -8,16 +8,15 @@
 #include "calibration/build_info.h"
 #include "cli/calibrate_command.h"
 #include "cli/compare_command.h"
-#include "cli/deployment_options.h"
 #include "cli/engine_command.h"
 #include "cli/loadtest_command.h"
+#include "cli/memory_command.h"
 #include "cli/plan_command.h"
 #include "cli/simulate_command.h"
 #include "cli/sweep_command.h"
 #include "engine/runtime/backend.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "models/memory_plan.h"
 
 namespace servesim {
 namespace {
@@ -77,11 +76,8 @@ int main(int argc, char** argv) {
   });
 
   bool json = false;
-  DeploymentOptions deployment;
-  CLI::App* memory = app.add_subcommand(
-      "memory", "Per-GPU memory budget and KV-cache capacity, as vLLM computes them at start-up");
-  deployment.add_to(*memory);
-  memory->add_flag("--json", json, "Print JSON instead of a table");
+  MemoryCommandOptions memory_options;
+  CLI::App* memory = add_memory_command(app, memory_options);
 
   SimulateOptions simulate_options;
   CLI::App* simulate = add_simulate_command(app, simulate_options);
@@ -108,15 +104,7 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
     Catalog catalog;
     if (*memory) {
-      const DeploymentOptions::Resolved d = deployment.resolve(catalog);
-      const std::vector<HardwareSpec> catalog_gpus = catalog.gpus();
-      const MemoryPlan plan =
-          MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine, &catalog_gpus);
-      if (json) {
-        std::cout << plan.to_json().dump(2) << "\n";
-      } else {
-        std::cout << plan.to_table();
-      }
+      return run_memory_command(memory_options);
     } else if (*simulate) {
       return run_simulate(simulate_options);
     } else if (*engine) {

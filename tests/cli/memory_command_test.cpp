@@ -1,6 +1,7 @@
 // End-to-end tests of `servesim memory`, `models` and `gpus`: the binary as a user runs it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -73,6 +74,80 @@ TEST(MemoryCommand, BadInputGivesOneLineErrorAndExit2) {
     EXPECT_EQ(r.err.find("error: "), 0u) << r.err;
     EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
     EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+#define VLLM_LOGS SERVESIM_SOURCE_DIR "/tests/calibration/data/vllm-logs/"
+
+TEST(MemoryCommand, FromLogComparesTermByTerm) {
+  const CliResult r = run_servesim("memory --from-log " VLLM_LOGS
+                                   "kv02-v0.6.4-llama-3.1-8b-rtx3090.log --gpu RTX-3090");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"Llama-3.1-8B on 1 x RTX-3090", "vLLM 0.6.4.post1", "model weights",
+                        "activation peak", "non-torch", "CUDA graphs subtracted", "GPU blocks",
+                        "KV cache tokens", "max concurrency", "difference"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+}
+
+TEST(MemoryCommand, FromLogJsonWithFitPrintsEngineKeys) {
+  const CliResult r =
+      run_servesim("memory --from-log " VLLM_LOGS
+                   "kv02-v0.6.4-llama-3.1-8b-rtx3090.log --gpu RTX-3090 --fit --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["terms"]["num_gpu_blocks"]["log"], 1952);
+  const double error = j["kv_tokens_error"].get<double>();
+  EXPECT_LT(std::abs(error), 0.02);
+  EXPECT_TRUE(j["fit"]["engine"].contains("non_torch_memory_gib"));
+  EXPECT_NEAR(j["fit"]["num_gpu_blocks"].get<double>(), 1952, 3);
+}
+
+TEST(MemoryCommand, FlagsOverrideTheLog) {
+  const CliResult r = run_servesim("memory --from-log " VLLM_LOGS
+                                   "kv02-v0.6.4-llama-3.1-8b-rtx3090.log --gpu RTX-3090 "
+                                   "--max-model-len 8192 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["plan"]["max_model_len"], 8192);
+}
+
+TEST(MemoryCommand, VllmVersionDecidesWhetherCudaGraphsAreSubtracted) {
+  const std::string base = "memory --model Llama-3.1-8B --gpu L4 --max-model-len 8192 --json";
+  const nlohmann::json newest = nlohmann::json::parse(run_servesim(base).out);
+  const nlohmann::json v020 =
+      nlohmann::json::parse(run_servesim(base + " --vllm-version 0.20").out);
+  const nlohmann::json eager = nlohmann::json::parse(run_servesim(base + " --enforce-eager").out);
+  EXPECT_TRUE(newest["cuda_graphs"]["subtracted"].get<bool>());
+  EXPECT_FALSE(v020["cuda_graphs"]["subtracted"].get<bool>());
+  EXPECT_GT(newest["per_gpu"]["cuda_graph_bytes"].get<int64_t>(), 0);
+  EXPECT_EQ(eager["per_gpu"]["cuda_graph_bytes"].get<int64_t>(), 0);
+  EXPECT_LT(newest["kv_cache_tokens"].get<int64_t>(), v020["kv_cache_tokens"].get<int64_t>());
+  EXPECT_EQ(eager["kv_cache_tokens"], v020["kv_cache_tokens"]);
+  const nlohmann::json bytes =
+      nlohmann::json::parse(run_servesim(base + " --gpu-memory-bytes 23000000000").out);
+  EXPECT_EQ(bytes["per_gpu"]["total_bytes"], 23000000000LL);
+}
+
+TEST(MemoryCommand, BadLogsAndFlagsGiveOneLineErrors) {
+  const BadInput cases[] = {
+      {"memory --from-log " VLLM_LOGS "no-memory-lines.log --gpu L4",
+       "no vLLM KV-cache line found"},
+      {"memory --from-log " VLLM_LOGS "unknown-version.log --gpu L4", "vLLM 0.99 is not modelled"},
+      {"memory --from-log " VLLM_LOGS "kv09-v0.4-deepseek-coder-t4-tp2.log --gpu T4",
+       "pass --model"},
+      {"memory --from-log /nonexistent.log --gpu L4", "cannot open"},
+      {"memory --model Llama-3.1-8B --gpu L4 --fit", "--fit needs --from-log"},
+      {"memory --model Llama-3.1-8B --gpu L4 --vllm-version 0.3", "vLLM 0.3 is not modelled"},
+      {"memory --model Llama-3.1-8B --gpu L4 --vllm-version newest", "is not a vLLM version"},
+      {"memory --model Llama-3.1-8B --gpu L4 --gpu-memory-bytes lots", "--gpu-memory-bytes"},
+      {"memory --gpu L4", "--model is required"},
+  };
+  for (const BadInput& c : cases) {
+    SCOPED_TRACE(c.args);
+    const CliResult r = run_servesim(c.args);
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find(c.expected), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << "not one line: " << r.err;
   }
 }
 

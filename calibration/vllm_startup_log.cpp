@@ -1,0 +1,233 @@
+#include "calibration/vllm_startup_log.h"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <regex>
+#include <vector>
+
+#include "models/config_error.h"
+
+namespace servesim {
+namespace {
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+int64_t gib_bytes(const std::string& text) {
+  return static_cast<int64_t>(std::llround(std::stod(text) * kGiB));
+}
+
+int64_t integer(const std::string& text) {
+  std::string digits;
+  for (char c : text) {
+    if (c != ',') digits += c;
+  }
+  return std::stoll(digits);
+}
+
+template <typename T>
+void set_once(std::optional<T>& field, const T& value) {
+  if (!field) field = value;
+}
+
+// `key=value` in the engine's config line, or `'key': value` in its non-default args.
+std::optional<std::string> config_value(const std::string& line, const std::string& key) {
+  const std::regex pattern("(?:^|[\\s,{(])'?" + key + "'?(?:=|: )'?([^',}\\s)]*)");
+  std::smatch m;
+  if (!std::regex_search(line, m, pattern)) return std::nullopt;
+  return m[1].str();
+}
+
+void read_config(const std::string& line, VllmStartupLog& log) {
+  auto number = [&](const char* key, std::optional<int>& field) {
+    const auto v = config_value(line, key);
+    if (v && !v->empty() && std::isdigit(static_cast<unsigned char>((*v)[0]))) {
+      set_once(field, static_cast<int>(integer(*v)));
+    }
+  };
+  auto text = [&](const char* key, std::optional<std::string>& field) {
+    if (const auto v = config_value(line, key); v && !v->empty()) set_once(field, *v);
+  };
+  text("model", log.model);
+  number("tensor_parallel_size", log.tensor_parallel_size);
+  number("pipeline_parallel_size", log.pipeline_parallel_size);
+  number("max_seq_len", log.max_model_len);
+  number("max_model_len", log.max_model_len);
+  number("max_num_seqs", log.max_num_seqs);
+  number("max_num_batched_tokens", log.max_num_batched_tokens);
+  number("block_size", log.block_size);
+  text("kv_cache_dtype", log.kv_cache_dtype);
+  if (auto v = config_value(line, "dtype")) {
+    set_once(log.dtype, v->starts_with("torch.") ? v->substr(6) : *v);
+  }
+  if (auto v = config_value(line, "quantization"); v && *v != "None")
+    set_once(log.quantization, *v);
+  if (auto v = config_value(line, "enforce_eager"); v && (*v == "True" || *v == "False")) {
+    set_once(log.enforce_eager, *v == "True");
+  }
+  for (const char* key : {"chunked_prefill_enabled", "enable_chunked_prefill"}) {
+    if (auto v = config_value(line, key); v && (*v == "True" || *v == "False")) {
+      set_once(log.enable_chunked_prefill, *v == "True");
+    }
+  }
+  if (auto v = config_value(line, "gpu_memory_utilization"); v && !v->empty()) {
+    set_once(log.gpu_memory_utilization, std::stod(*v));
+  }
+}
+
+using Handler = std::function<void(const std::smatch&, VllmStartupLog&)>;
+
+struct Rule {
+  std::regex pattern;
+  Handler handle;
+};
+
+std::vector<Rule> rules() {
+  const std::string num = "(-?[0-9.]+)";
+  return {
+      {std::regex("Initializing an? (V1 )?LLM engine \\(v([^)]+)\\) with config: (.*)"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.version_text, m[2].str());
+         set_once(log.v1_engine, m[1].matched);
+         read_config(m[3].str(), log);
+       }},
+      {std::regex("non-default args: (\\{.*)"),
+       [](const std::smatch& m, VllmStartupLog& log) { read_config(m[1].str(), log); }},
+      {std::regex("vLLM API server version:? v?([0-9][^\\s,]*)"),
+       [](const std::smatch& m, VllmStartupLog& log) { set_once(log.version_text, m[1].str()); }},
+      {std::regex("Chunked prefill is enabled with max_num_batched_tokens=([0-9]+)"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.max_num_batched_tokens, static_cast<int>(integer(m[1].str())));
+       }},
+      {std::regex("(?:Model loading|Loading model weights) took " + num + " ?Gi?B"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.model_loading_bytes, gib_bytes(m[1].str()));
+       }},
+      {std::regex("total_gpu_memory \\(" + num + " ?GiB\\) x gpu_memory_utilization \\(" + num +
+                  "\\) = " + num + " ?GiB"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.total_bytes, gib_bytes(m[1].str()));
+         set_once(log.gpu_memory_utilization, std::stod(m[2].str()));
+         set_once(log.requested_bytes, gib_bytes(m[3].str()));
+       }},
+      {std::regex("model weights take " + num + " ?GiB; non_torch_memory takes " + num +
+                  " ?GiB; PyTorch activation peak memory takes " + num +
+                  " ?GiB; the rest of the memory reserved for KV Cache is " + num + " ?GiB"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.weights_bytes, gib_bytes(m[1].str()));
+         set_once(log.non_torch_bytes, gib_bytes(m[2].str()));
+         set_once(log.activation_bytes, gib_bytes(m[3].str()));
+         set_once(log.kv_reserved_bytes, gib_bytes(m[4].str()));
+       }},
+      // V0 0.6.0-0.6.4: peak_torch_memory counts the weights; the activation peak is what
+      // it adds to them (resolved once the weights line is known).
+      {std::regex("Memory profiling results: .*total_gpu_memory=" + num +
+                  "GiB.*peak_torch_memory=" + num + "GiB.*non_torch_memory=" + num +
+                  "GiB.*kv_cache_size=" + num + "GiB.*gpu_memory_utilization=" + num),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.total_bytes, gib_bytes(m[1].str()));
+         set_once(log.peak_torch_bytes, gib_bytes(m[2].str()));
+         set_once(log.non_torch_bytes, gib_bytes(m[3].str()));
+         set_once(log.kv_reserved_bytes, gib_bytes(m[4].str()));
+         set_once(log.gpu_memory_utilization, std::stod(m[5].str()));
+       }},
+      {std::regex("Available KV cache memory: " + num + " ?GiB"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.available_kv_bytes, gib_bytes(m[1].str()));
+       }},
+      {std::regex("reserved " + num + " GiB memory for KV Cache as specified by"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.available_kv_bytes, gib_bytes(m[1].str()));
+       }},
+      {std::regex("GPU KV cache size: ([0-9,]+) tokens"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.kv_cache_tokens, integer(m[1].str()));
+       }},
+      {std::regex("Maximum concurrency for ([0-9,]+) tokens per request: " + num + "x"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.concurrency_len, static_cast<int>(integer(m[1].str())));
+         set_once(log.max_concurrency, std::stod(m[2].str()));
+       }},
+      {std::regex("# (?:GPU|gpu|CUDA|cuda) blocks: ([0-9]+), # CPU blocks: ([0-9]+)"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.num_gpu_blocks, integer(m[1].str()));
+         set_once(log.num_cpu_blocks, integer(m[2].str()));
+       }},
+      {std::regex("num_gpu_blocks is: ([0-9]+)"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.num_gpu_blocks, integer(m[1].str()));
+       }},
+      {std::regex("Graph capturing finished in [0-9.]+ secs?, took " + num + " GiB"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.cuda_graph_captured_bytes, gib_bytes(m[1].str()));
+       }},
+      {std::regex("Estimated CUDA graph memory: " + num + " GiB total"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[1].str()));
+       }},
+      {std::regex("Profiling CUDA graph memory: (.*)"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         const std::string modes = m[1].str();
+         std::smatch g;
+         if (std::regex_search(modes, g, std::regex("PIECEWISE=([0-9]+)"))) {
+           set_once(log.cuda_graphs_piecewise, static_cast<int>(integer(g[1].str())));
+         }
+         if (std::regex_search(modes, g, std::regex("FULL=([0-9]+)"))) {
+           set_once(log.cuda_graphs_full, static_cast<int>(integer(g[1].str())));
+         }
+       }},
+      {std::regex("current --gpu-memory-utilization=" + num + " is equivalent"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.gpu_memory_utilization, std::stod(m[1].str()));
+       }},
+  };
+}
+
+// V0 0.6.0-0.6.4 logged the torch peak with the weights in it: the activation peak is what
+// the profiling run added to them.
+void resolve_peak_with_weights(VllmStartupLog& log) {
+  if (!log.peak_torch_bytes || log.activation_bytes || !log.model_loading_bytes) return;
+  log.activation_bytes = *log.peak_torch_bytes - *log.model_loading_bytes;
+}
+
+}  // namespace
+
+VllmStartupLog VllmStartupLog::parse(std::istream& in, const std::string& origin) {
+  static const std::vector<Rule> kRules = rules();
+  VllmStartupLog log;
+  log.origin = origin;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    for (const Rule& rule : kRules) {
+      std::smatch m;
+      if (std::regex_search(line, m, rule.pattern)) rule.handle(m, log);
+    }
+  }
+  resolve_peak_with_weights(log);
+  if (log.version_text) {
+    log.version = VllmVersion::parse(*log.version_text, origin + ": the log's vLLM version");
+    if (!log.v1_engine) log.v1_engine = log.version->v1_engine();
+  }
+  if (log.total_bytes && log.gpu_memory_utilization && !log.requested_bytes) {
+    log.requested_bytes = static_cast<int64_t>(
+        std::ceil(static_cast<double>(*log.total_bytes) * *log.gpu_memory_utilization));
+  }
+  if (!log.kv_bytes() && !log.kv_cache_tokens && !log.num_gpu_blocks) {
+    throw ConfigError(origin +
+                      ": no vLLM KV-cache line found; expected 'Available KV cache memory: X "
+                      "GiB', 'GPU KV cache size: N tokens', '# GPU blocks: N' or the memory "
+                      "profiling line (the INFO-level start-up log of vLLM " +
+                      kOldestModelledVllm.to_string() + " to " + kNewestModelledVllm.to_string() +
+                      ")");
+  }
+  return log;
+}
+
+VllmStartupLog VllmStartupLog::read_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw ConfigError("--from-log: cannot open '" + path + "'");
+  return parse(in, path);
+}
+
+}  // namespace servesim
