@@ -1,8 +1,9 @@
 // `servesim simulate SCENARIO --replay MEASURED` as a user runs it: a vllm bench serve result
 // replayed on the quickstart deployment (its successful requests, at their recorded sends,
-// the same fingerprint twice), requests.csv with the recorded lengths, a trace and a loadtest
-// folder too, `servesim compare` taking the result file against the replay's folder, and the
-// one-line errors for a run without per-request data and for a path that is no run.
+// the same fingerprint twice), open-loop gaps drawn from the seed for a file without send
+// times, requests.csv with the recorded lengths, a trace and a loadtest folder too,
+// `servesim compare` taking the result file against the replay's folder, and the one-line
+// errors for a run without per-request data and for a path that is no run.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -40,6 +41,18 @@ TEST(SimulateReplay, VllmBenchResultRequestForRequest) {
   EXPECT_EQ(j["summary"]["output_tokens"], 4 + 3 + 5 + 2 + 4);
   EXPECT_EQ(j["setup"]["workload"]["replay"]["source"], kMeasured + "vllm-bench-detailed.json");
   EXPECT_EQ(simulate_json("vllm-bench-detailed.json")["fingerprint"], j["fingerprint"]);
+}
+
+TEST(SimulateReplay, OpenLoopGapsFollowTheSeed) {
+  // benchmark_serving.py's file has no send times: request_rate 8 with Poisson gaps.
+  const nlohmann::json a = simulate_json("vllm-bench-legacy.json");
+  EXPECT_EQ(a["replay"]["arrivals"], "by the recorded load");
+  EXPECT_EQ(a["summary"]["completed"], 3);
+  EXPECT_EQ(simulate_json("vllm-bench-legacy.json")["fingerprint"], a["fingerprint"]);
+  const CliResult other = run_servesim("simulate " + kQuickstart + " --replay " + kMeasured +
+                                       "vllm-bench-legacy.json --seed 2 --json");
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  EXPECT_NE(nlohmann::json::parse(other.out)["fingerprint"], a["fingerprint"]);
 }
 
 TEST(SimulateReplay, TraceAndLoadtestFolder) {
