@@ -94,6 +94,10 @@ void deployment_from_log(const VllmStartupLog& log, const GivenSettings& given,
   if (!given.enable_chunked_prefill && log.enable_chunked_prefill) {
     engine.enable_chunked_prefill = *log.enable_chunked_prefill;
   }
+  if (!given.vllm_version && log.unmodelled_version) {
+    throw ConfigError(*log.unmodelled_version + "; or pass --vllm-version " +
+                      kNewestModelledVllm.to_string() + " to compare the log as that release");
+  }
   if (!given.vllm_version && log.version) engine.vllm_version = *log.version;
   if (!given.gpu_memory_bytes && log.total_bytes) engine.gpu_memory_bytes = *log.total_bytes;
 }

@@ -41,7 +41,8 @@ struct GivenSettings {
 // without an -Instruct/-Chat/-FP8/-hf suffix; none or not found: ConfigError asking for --model.
 ModelSpec model_named_in_log(const VllmStartupLog& log, const Catalog& catalog);
 
-// Fills in `parallel` and `engine` from the log where `given` leaves them free.
+// Fills in `parallel` and `engine` from the log where `given` leaves them free. A log of a
+// release servesim does not model is refused unless the caller gave the version.
 void deployment_from_log(const VllmStartupLog& log, const GivenSettings& given,
                          ParallelConfig& parallel, EngineConfig& engine);
 

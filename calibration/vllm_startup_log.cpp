@@ -206,8 +206,12 @@ VllmStartupLog VllmStartupLog::parse(std::istream& in, const std::string& origin
   }
   resolve_peak_with_weights(log);
   if (log.version_text) {
-    log.version = VllmVersion::parse(*log.version_text, origin + ": the log's vLLM version");
-    if (!log.v1_engine) log.v1_engine = log.version->v1_engine();
+    try {
+      log.version = VllmVersion::parse(*log.version_text, origin + ": the log's version");
+      if (!log.v1_engine) log.v1_engine = log.version->v1_engine();
+    } catch (const ConfigError& e) {
+      log.unmodelled_version = e.what();  // the caller may name a release to compare it as
+    }
   }
   if (log.total_bytes && log.gpu_memory_utilization && !log.requested_bytes) {
     log.requested_bytes = static_cast<int64_t>(

@@ -25,8 +25,9 @@
 //              graph memory: X GiB total"
 // GiB figures become bytes (x 2^30): they carry the log's rounding (+-0.005 GiB).
 //
-// parse() throws ConfigError when the log names a vLLM version servesim does not model, or
-// holds none of the KV lines (it says which lines it expected). Plain value; thread-safe.
+// parse() throws ConfigError when the log holds none of the KV lines (it says which lines it
+// expected); a version servesim does not model is kept in unmodelled_version for the caller
+// to refuse or override. Plain value; thread-safe.
 #pragma once
 
 #include <cstdint>
@@ -45,6 +46,8 @@ struct VllmStartupLog {
   std::optional<VllmVersion> version;
   std::optional<std::string> version_text;  // as logged: "0.10.2", "0.11.1rc6.dev115+g..."
   std::optional<bool> v1_engine;
+  // Why version_text is no modelled release, when it is not (version then unset).
+  std::optional<std::string> unmodelled_version;
   std::optional<std::string> model;  // as given to vLLM: "meta-llama/Llama-3.1-8B"
   std::optional<int> tensor_parallel_size;
   std::optional<int> pipeline_parallel_size;

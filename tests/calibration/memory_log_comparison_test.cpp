@@ -128,6 +128,18 @@ TEST(MemoryLogFit, RefusesALogWithoutAKvFigure) {
   EXPECT_THROW(MemoryLogFit::fit(log, d.model, d.gpu, d.parallel, d.engine), ConfigError);
 }
 
+TEST(MemoryLogComparison, AnUnmodelledVersionIsRefusedUnlessTheCallerNamesOne) {
+  const VllmStartupLog log = read("unknown-version.log");
+  ParallelConfig parallel;
+  EngineConfig engine;
+  EXPECT_THROW(deployment_from_log(log, GivenSettings{}, parallel, engine), ConfigError);
+  GivenSettings given;
+  given.vllm_version = true;
+  engine.vllm_version = {0, 20};
+  deployment_from_log(log, given, parallel, engine);
+  EXPECT_EQ(engine.vllm_version.to_string(), "0.20");
+}
+
 TEST(MemoryLogComparison, AModelOutsideTheCatalogAsksForModel) {
   try {
     model_named_in_log(read("kv09-v0.4-deepseek-coder-t4-tp2.log"), Catalog{});

@@ -137,8 +137,13 @@ TEST(VllmStartupLog, RefusesALogWithoutKvLinesSayingWhichItExpected) {
   expect_one_line_error("no-memory-lines.log", "expected 'Available KV cache memory: X GiB'");
 }
 
-TEST(VllmStartupLog, RefusesAVersionItDoesNotModel) {
-  expect_one_line_error("unknown-version.log", "vLLM 0.99 is not modelled");
+TEST(VllmStartupLog, KeepsWhyAVersionIsNotModelled) {
+  const VllmStartupLog log = read("unknown-version.log");
+  EXPECT_FALSE(log.version);
+  EXPECT_EQ(*log.version_text, "0.99.0");
+  ASSERT_TRUE(log.unmodelled_version);
+  EXPECT_NE(log.unmodelled_version->find("vLLM 0.99 is not modelled"), std::string::npos);
+  EXPECT_EQ(*log.kv_cache_tokens, 100000);
 }
 
 TEST(VllmStartupLog, RefusesAMissingFile) {

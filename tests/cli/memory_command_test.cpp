@@ -128,11 +128,35 @@ TEST(MemoryCommand, VllmVersionDecidesWhetherCudaGraphsAreSubtracted) {
   EXPECT_EQ(bytes["per_gpu"]["total_bytes"], 23000000000LL);
 }
 
+TEST(MemoryCommand, AnUnmodelledLogVersionCanBeComparedAsANamedRelease) {
+  const CliResult r = run_servesim("memory --from-log " VLLM_LOGS
+                                   "unknown-version.log --gpu H100-SXM --vllm-version 0.23");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("Qwen3-8B"), std::string::npos) << r.out;
+}
+
+TEST(MemoryCommand, ScenarioEngineKeysChooseTheVersion) {
+  const std::string quickstart =
+      "simulate " SERVESIM_SOURCE_DIR "/configs/scenarios/quickstart.json --json "
+      "--set workload.num_requests=20";
+  const CliResult r = run_servesim(quickstart + " --set 'engine.vllm_version=\"0.20\"'" +
+                                   " --set engine.enforce_eager=true");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json engine = nlohmann::json::parse(r.out)["setup"]["engine"];
+  EXPECT_EQ(engine["vllm_version"], "0.20") << engine.dump();
+  EXPECT_EQ(engine["enforce_eager"], true);
+  const CliResult bad = run_servesim(quickstart + " --set 'engine.vllm_version=\"0.3\"'");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("vllm_version: vLLM 0.3 is not modelled"), std::string::npos)
+      << bad.err;
+}
+
 TEST(MemoryCommand, BadLogsAndFlagsGiveOneLineErrors) {
   const BadInput cases[] = {
       {"memory --from-log " VLLM_LOGS "no-memory-lines.log --gpu L4",
        "no vLLM KV-cache line found"},
-      {"memory --from-log " VLLM_LOGS "unknown-version.log --gpu L4", "vLLM 0.99 is not modelled"},
+      {"memory --from-log " VLLM_LOGS "unknown-version.log --gpu L4",
+       "or pass --vllm-version 0.23"},
       {"memory --from-log " VLLM_LOGS "kv09-v0.4-deepseek-coder-t4-tp2.log --gpu T4",
        "pass --model"},
       {"memory --from-log /nonexistent.log --gpu L4", "cannot open"},
