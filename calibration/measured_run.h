@@ -48,6 +48,10 @@ struct MeasuredLoad {
   // Shape of the gamma-distributed gaps between sends (vllm bench `--burstiness`): 1 is
   // Poisson, < 1 burstier, > 1 more regular.
   double burstiness = 1.0;
+  // The rate changed during the run (vllm bench `--ramp-up-strategy linear|exponential`, from
+  // ramp_up_start_rps to ramp_up_end_rps): request_rate_per_s does not describe it, so a run
+  // without send times cannot be replayed by its load. Added by the vllm bench reader.
+  bool ramp_up = false;
 };
 
 struct MeasuredRun {

@@ -212,6 +212,12 @@ ReplaySpec replay_spec_from(const MeasuredRun& run) {
                       "--save-detailed?); save it with --save-detailed, or give a loadtest folder "
                       "or a timing trace");
   }
+  if (run.load.ramp_up && !run.has_arrivals()) {
+    throw ConfigError(run.source +
+                      ": the request rate ramped up during the run and no send times were "
+                      "recorded, so its load cannot be replayed; save the run with vLLM >= 0.10's "
+                      "--save-detailed (it records start_times) or give a timing trace");
+  }
   ReplaySpec spec;
   if (run.requests.empty()) {
     spec.requests.assign(

@@ -38,7 +38,8 @@ RunFolder run_folder_from(const MeasuredRun& run);
 // cap, rate and burstiness. Failed requests are left out (their lengths are unknown). A run
 // without per-request data but with fixed lengths (prompt/output_tokens_per_request) replays
 // summary.completed requests of those lengths. Throws ConfigError when the run has neither
-// (a vllm bench result saved without --save-detailed) or no successful request.
+// (a vllm bench result saved without --save-detailed), no successful request, or a ramped-up
+// rate without send times.
 ReplaySpec replay_spec_from(const MeasuredRun& run);
 
 }  // namespace servesim

@@ -87,6 +87,7 @@ class ResultReader {
       if (!(*b > 0)) fail("burstiness", "is " + format_number(*b) + ", expected > 0");
       load.burstiness = *b;
     }
+    load.ramp_up = !text("ramp_up_strategy").empty();
     if (const std::optional<uint64_t> c = count("max_concurrency")) {
       if (*c < 1 || *c > 1'000'000) fail("max_concurrency", "must be in [1, 1000000] or null");
       load.max_concurrency = static_cast<int>(*c);

@@ -78,6 +78,7 @@ TEST(VllmBenchResult, DetailedCurrentLayout) {
   ASSERT_TRUE(run.load.max_concurrency);
   EXPECT_EQ(*run.load.max_concurrency, 2);
   EXPECT_TRUE(std::isinf(run.load.request_rate_per_s));
+  EXPECT_FALSE(run.load.ramp_up);
   ASSERT_EQ(run.requests.size(), 6u);
   ASSERT_TRUE(run.has_arrivals());  // start_times, as seconds since the first
   EXPECT_DOUBLE_EQ(run.requests[0].arrival_s, 0.0);
@@ -107,6 +108,7 @@ TEST(VllmBenchResult, SummaryOnlyKeepsTheFileAggregates) {
   EXPECT_FALSE(run.load.max_concurrency);
   EXPECT_DOUBLE_EQ(run.load.request_rate_per_s, 4.0);
   EXPECT_DOUBLE_EQ(run.load.burstiness, 0.5);
+  EXPECT_TRUE(run.load.ramp_up);  // ramp_up_strategy "linear"
   EXPECT_EQ(run.summary.completed, 5u);
   EXPECT_EQ(run.summary.ttft.count, 5u);
   EXPECT_NEAR(run.summary.ttft.mean_s, 0.099, 1e-12);
@@ -222,12 +224,21 @@ TEST(MeasuredRunReader, ReplaySpecFromARun) {
   MeasuredRun fixed = read_measured_run(data("vllm-bench-summary.json"));
   fixed.prompt_tokens_per_request = 1024;  // as --random-input-len would state them
   fixed.output_tokens_per_request = 128;
+  fixed.load.ramp_up = false;  // at one rate, so its load replays
   const ReplaySpec synthesised = replay_spec_from(fixed);
   ASSERT_EQ(synthesised.requests.size(), 5u);  // the completed ones
   EXPECT_EQ(synthesised.requests[4].prompt_tokens, 1024);
   EXPECT_EQ(synthesised.requests[4].output_tokens, 128);
   EXPECT_DOUBLE_EQ(synthesised.request_rate_per_s, 4.0);
   EXPECT_FALSE(synthesised.recorded_arrivals);
+  MeasuredRun ramped = read_measured_run(data("vllm-bench-legacy.json"));
+  ramped.load.ramp_up = true;
+  try {
+    replay_spec_from(ramped);
+    ADD_FAILURE() << "a ramped-up run without send times replayed at one rate";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("ramped up"), std::string::npos) << e.what();
+  }
   try {
     replay_spec_from(read_measured_run(data("vllm-bench-summary.json")));
     ADD_FAILURE() << "a summary-only result replayed";
