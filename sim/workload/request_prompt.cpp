@@ -32,10 +32,7 @@ void request_prompt_into(const RequestSpec& spec, int32_t vocab_size,
     synthetic_prompt_into(tokens, spec.prefix_group, spec.shared_prefix_tokens, spec.session, 0,
                           vocab_size);
     for (const PromptSegment& segment : spec.context) {
-      for (int k = 0; k < segment.tokens; ++k) {
-        tokens.push_back(synthetic_stream_token(
-            segment.stream, segment.offset + static_cast<uint64_t>(k), vocab_size));
-      }
+      append_stream_run(tokens, segment.stream, segment.offset, segment.tokens, vocab_size);
     }
     const int rest = spec.prompt_tokens - static_cast<int>(tokens.size());
     if (rest > 0) append_stream_tokens(tokens, spec.session, rest, vocab_size);

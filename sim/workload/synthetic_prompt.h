@@ -41,4 +41,8 @@ void synthetic_prompt_into(std::vector<int32_t>& out, uint64_t shared_group, int
 // Appends `count` stream tokens at positions out.size(), out.size() + 1, ...
 void append_stream_tokens(std::vector<int32_t>& out, uint64_t stream, int count, int32_t vocab);
 
+// Appends `count` stream tokens at positions first_position, first_position + 1, ...
+void append_stream_run(std::vector<int32_t>& out, uint64_t stream, uint64_t first_position,
+                       int count, int32_t vocab);
+
 }  // namespace servesim
