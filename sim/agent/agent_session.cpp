@@ -2,10 +2,12 @@
 
 #include <algorithm>
 
+#include "sim/agent/block_hasher.h"
+
 namespace servesim {
 
 AgentSession::AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t workflow_group,
-                           uint32_t user, SessionHost& host)
+                           uint32_t user, SessionHost& host, bool trace)
     : workflow_group_(workflow_group),
       workflow_(workflow),
       host_(host),
@@ -13,21 +15,29 @@ AgentSession::AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t w
   record_.id = id;
   record_.workflow = workflow.name;
   record_.user = user;
+  tracing_ = trace;
+  if (tracing_) {
+    trace_.session = id;
+    trace_.workflow = workflow.name;
+    trace_.user = user;
+  }
 }
 
 void AgentSession::start(double now_s) {
   record_.start_s = now_s;
+  trace_.start_s = now_s;
   contexts_.emplace_back();
-  begin(new_frame(workflow_.root, -1, 0, CriticalPath{}), now_s);
+  begin(new_frame(workflow_.root, -1, 0, CriticalPath{}, {}), now_s);
 }
 
-int AgentSession::new_frame(const StepSpec& step, int parent, int context,
-                            const CriticalPath& path) {
+int AgentSession::new_frame(const StepSpec& step, int parent, int context, const CriticalPath& path,
+                            std::vector<int> deps) {
   Frame f;
   f.step = &step;
   f.parent = parent;
   f.context = context;
   f.path = path;
+  f.deps = std::move(deps);
   if (step.subtask) f.subtask_mark = contexts_[static_cast<size_t>(context)].mark();
   frames_.push_back(std::move(f));
   return static_cast<int>(frames_.size() - 1);
@@ -49,9 +59,10 @@ void AgentSession::begin(int frame, double now_s) {
     case StepKind::kSequence:
     case StepKind::kLoop:
       if (step.children.empty()) {
+        if (tracing_) ends_ = f.deps;
         finish(frame, f.path, now_s);
       } else {
-        start_child(frame, 0, f.context, f.path, now_s);
+        start_child(frame, 0, f.context, f.path, f.deps, now_s);
       }
       return;
     case StepKind::kBranch: {
@@ -71,8 +82,9 @@ void AgentSession::begin(int frame, double now_s) {
         }
       }
       if (arm < step.children.size()) {
-        start_child(frame, arm, f.context, f.path, now_s);
+        start_child(frame, arm, f.context, f.path, f.deps, now_s);
       } else {
+        if (tracing_) ends_ = f.deps;
         finish(frame, f.path, now_s);
       }
       return;
@@ -81,9 +93,9 @@ void AgentSession::begin(int frame, double now_s) {
 }
 
 void AgentSession::start_child(int frame, size_t child, int context, const CriticalPath& path,
-                               double now_s) {
+                               const std::vector<int>& deps, double now_s) {
   const StepSpec& step = frames_[static_cast<size_t>(frame)].step->children[child];
-  const int started = new_frame(step, frame, context, path);
+  const int started = new_frame(step, frame, context, path, tracing_ ? deps : std::vector<int>{});
   if (nesting_ >= kMaxNesting) {
     deferred_.emplace_back(started, now_s);
     return;
@@ -118,8 +130,9 @@ void AgentSession::begin_parallel(int frame, double now_s) {
   }
   frames_[static_cast<size_t>(frame)].next_child = limit;
   const CriticalPath path = frames_[static_cast<size_t>(frame)].path;
+  const std::vector<int> deps = frames_[static_cast<size_t>(frame)].deps;
   for (size_t i = 0; i < limit && !ended_; ++i) {
-    start_child(frame, i, frames_[static_cast<size_t>(frame)].child_contexts[i], path, now_s);
+    start_child(frame, i, frames_[static_cast<size_t>(frame)].child_contexts[i], path, deps, now_s);
   }
 }
 
@@ -139,6 +152,14 @@ void AgentSession::begin_llm(int frame, double now_s) {
   record_.llm_exact_hits += hit == LlmCacheHit::kExact ? 1 : 0;
   record_.llm_semantic_hits += hit == LlmCacheHit::kSemantic ? 1 : 0;
   record_.cache_lookup_s += f.lookup_s;
+  if (tracing_) {
+    f.lookup_call = trace_call(TraceCallKind::kLookup, f.deps);
+    TraceCall& lookup = trace_.calls[static_cast<size_t>(f.lookup_call)];
+    lookup.wait_s = f.lookup_s;
+    lookup.hit = hit == LlmCacheHit::kExact      ? "exact"
+                 : hit == LlmCacheHit::kSemantic ? "semantic"
+                                                 : "miss";
+  }
   if (f.lookup_s == 0) {
     llm_lookup_done(frame, now_s);
     return;
@@ -157,6 +178,7 @@ void AgentSession::llm_lookup_done(int frame, double now_s) {
   const uint64_t stream = host_.new_stream();
   const PromptSegment turn{stream, 0, f.new_tokens + f.output_tokens};
   const PromptSegment answer{stream, static_cast<uint64_t>(f.new_tokens), f.output_tokens};
+  ends_at(f.lookup_call);
   answered(frame, f.path, turn, answer, now_s, now_s);
 }
 
@@ -174,6 +196,18 @@ void AgentSession::issue(int frame, int new_tokens, int output_tokens) {
   spec.client = record_.user;
   ++record_.llm_calls;
   ++in_flight_;
+  if (tracing_) {
+    Frame& f = frames_[static_cast<size_t>(frame)];
+    // A summary waits for the answer it summarises; a call after a lookup for the lookup.
+    std::vector<int> after = f.summarizing        ? std::vector<int>{f.call}
+                             : f.lookup_call >= 0 ? std::vector<int>{f.lookup_call}
+                                                  : f.deps;
+    f.call = trace_call(TraceCallKind::kLlm, std::move(after));
+    TraceCall& call = trace_.calls[static_cast<size_t>(f.call)];
+    call.input_tokens = spec.prompt_tokens;
+    call.output_tokens = spec.output_tokens;
+    call.stream = f.summarizing || f.step->llm.stream;
+  }
   host_.issue_call(*this, frame, std::move(spec));
 }
 
@@ -185,6 +219,7 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   record_.cached_tokens += record.cached_prompt_tokens;
   if (ended_) return;
   Frame& f = frames_[static_cast<size_t>(frame)];
+  if (tracing_) trace_blocks(spec, record.output_tokens, trace_.calls[static_cast<size_t>(f.call)]);
   if (record.status != RequestOutcome::kOk) {
     end(f.path, now_s, false, record.cause);
     return;
@@ -205,11 +240,13 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   if (f.summarizing) {
     f.summarizing = false;
     contexts_[static_cast<size_t>(f.context)].replace(answer);
+    ends_at(f.call);
     finish(frame, path, now_s);
     return;
   }
   const PromptSegment turn{spec.session, static_cast<uint64_t>(before),
                            new_tokens + record.output_tokens};
+  ends_at(f.call);
   answered(frame, path, turn, answer, f.step->llm.stream ? record.first_token_s : now_s, now_s);
 }
 
@@ -257,8 +294,22 @@ void AgentSession::begin_tool(int frame, double now_s) {
   f.tool_ok = true;
   f.tool_s = 0;
   f.tool_result_tokens = tool.result_tokens.sample(host_.rng(SessionHost::Purpose::kToolResult));
+  trace_tool(frame, 0);
   ++in_flight_;
   host_.start_timer(*this, frame, now_s + f.lookup_s);
+}
+
+void AgentSession::trace_tool(int frame, int attempts) {
+  if (!tracing_) return;
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  f.call = trace_call(TraceCallKind::kTool, f.deps);
+  TraceCall& call = trace_.calls[static_cast<size_t>(f.call)];
+  call.wait_s = f.lookup_s + f.tool_s;
+  call.lookup_s = f.lookup_s;
+  call.cached = f.step->tool.cache.enabled;
+  call.attempts = attempts;
+  call.ok = f.tool_ok;
+  call.cache_hit = f.cache_hit;
 }
 
 void AgentSession::run_tool(int frame, double start_s) {
@@ -268,12 +319,15 @@ void AgentSession::run_tool(int frame, double start_s) {
   Rng& failure = host_.rng(SessionHost::Purpose::kToolFailure);
   f.tool_s = 0;
   f.tool_ok = false;
+  int attempts = 0;
   for (int attempt = 0; attempt <= tool.retries && !f.tool_ok; ++attempt) {
     f.tool_s += (attempt == 0 ? tool.latency_s : tool.retry_latency_s).sample(latency);
     f.tool_ok = !(failure.uniform() < tool.failure_probability);
-    ++record_.tool_attempts;
+    ++attempts;
   }
+  record_.tool_attempts += attempts;
   f.tool_result_tokens = tool.result_tokens.sample(host_.rng(SessionHost::Purpose::kToolResult));
+  trace_tool(frame, attempts);
   ++in_flight_;
   host_.start_timer(*this, frame, start_s + f.tool_s);
 }
@@ -302,6 +356,7 @@ void AgentSession::tool_done(int frame, double now_s) {
   path.tool_s += f.tool_s;
   path.cache_s += f.lookup_s;
   ++path.tool_calls;
+  ends_at(f.call);
   finish(frame, path, now_s);
 }
 
@@ -324,7 +379,7 @@ void AgentSession::child_done(int frame, const CriticalPath& path, double now_s)
   switch (step.kind) {
     case StepKind::kSequence:
       if (++f.next_child < step.children.size()) {
-        start_child(frame, f.next_child, f.context, path, now_s);
+        start_child(frame, f.next_child, f.context, path, ends_, now_s);
       } else {
         finish(frame, path, now_s);
       }
@@ -333,7 +388,7 @@ void AgentSession::child_done(int frame, const CriticalPath& path, double now_s)
       const bool succeeded =
           step.until_step >= 0 && outcomes_[static_cast<size_t>(step.until_step)] == 1;
       if (!succeeded && ++f.iteration < step.max_iterations) {
-        start_child(frame, 0, f.context, path, now_s);
+        start_child(frame, 0, f.context, path, ends_, now_s);
       } else {
         finish(frame, path, now_s);
       }
@@ -342,14 +397,19 @@ void AgentSession::child_done(int frame, const CriticalPath& path, double now_s)
     case StepKind::kParallel:
       ++f.finished_children;
       f.last_path = path;
+      if (tracing_) f.group_ends.insert(f.group_ends.end(), ends_.begin(), ends_.end());
       if (f.next_child < step.children.size()) {
         const size_t next = f.next_child++;
-        start_child(frame, next, f.child_contexts[next], path, now_s);
+        start_child(frame, next, f.child_contexts[next], path, ends_, now_s);
         return;
       }
       if (f.finished_children == step.children.size()) {
         for (int branch : f.child_contexts) {
           contexts_[static_cast<size_t>(f.context)].merge(contexts_[static_cast<size_t>(branch)]);
+        }
+        if (tracing_) {
+          std::sort(f.group_ends.begin(), f.group_ends.end());
+          ends_ = f.group_ends;
         }
         finish(frame, f.last_path, now_s);
       }
@@ -366,6 +426,47 @@ void AgentSession::end(const CriticalPath& path, double now_s, bool ok, FailureC
   record_.ok = ok;
   record_.cause = cause;
   if (ok) record_.path = path;
+  if (tracing_) record_.trace_json = session_trace_line(trace_);
+}
+
+int AgentSession::trace_call(TraceCallKind kind, std::vector<int> after) {
+  TraceCall call;
+  call.kind = kind;
+  call.after = std::move(after);
+  trace_.calls.push_back(std::move(call));
+  return static_cast<int>(trace_.calls.size() - 1);
+}
+
+void AgentSession::ends_at(int call) {
+  if (tracing_) ends_.assign(1, call);
+}
+
+// The block ids of the call's prompt and answer: its tokens as runs of (source, position)
+// — the system prompt's group, then the context segments, its new tokens and its answer in
+// its own stream — cut into kTraceBlockTokens-token blocks, each hashed with the block before
+// it. Contiguous pieces of one stream within a block are hashed as one, so the same tokens
+// hash the same however the context split them.
+void AgentSession::trace_blocks(const RequestSpec& spec, int output_tokens, TraceCall& call) {
+  struct Run {
+    uint64_t source;  // 0: the group's prefix; else a stream
+    uint64_t id;
+    uint64_t start;
+    int tokens;
+  };
+  std::vector<Run> runs;
+  if (spec.shared_prefix_tokens > 0)
+    runs.push_back({0, spec.prefix_group, 0, spec.shared_prefix_tokens});
+  for (const PromptSegment& p : spec.context) runs.push_back({1, p.stream, p.offset, p.tokens});
+  const int before = spec.shared_prefix_tokens + spec.history_tokens;
+  runs.push_back({1, spec.session, static_cast<uint64_t>(before), spec.prompt_tokens - before});
+  runs.push_back({1, spec.session, static_cast<uint64_t>(spec.prompt_tokens), output_tokens});
+  BlockHasher hasher;
+  for (const Run& r : runs) hasher.add(r.source, r.id, r.start, r.tokens);
+  std::vector<uint64_t> ids;
+  for (const BlockHashValue& h : hasher.hashes()) ids.push_back(host_.trace_block_id(h.lo, h.hi));
+  const size_t prompt_blocks = static_cast<size_t>(spec.prompt_tokens / kTraceBlockTokens);
+  call.prompt_blocks.assign(ids.begin(), ids.begin() + std::min(prompt_blocks, ids.size()));
+  call.output_blocks.assign(ids.begin() + std::min(prompt_blocks, ids.size()), ids.end());
 }
 
 }  // namespace servesim

@@ -24,6 +24,8 @@
 #include <vector>
 
 #include "sim/agent/agent_context.h"
+#include "sim/agent/session_run.h"
+#include "sim/agent/session_trace.h"
 #include "sim/agent/tool_result_cache.h"
 #include "sim/agent/workflow_spec.h"
 #include "sim/core/rng.h"
@@ -31,8 +33,6 @@
 #include "sim/workload/request_source.h"
 
 namespace servesim {
-
-class AgentSession;
 
 // What a session needs from the source that runs it. Random draws come from streams the host
 // owns, one per purpose, so sessions stay reproducible from the seed.
@@ -53,30 +53,38 @@ class SessionHost {
   virtual ~SessionHost() = default;
   // Sends an LLM call now; the host fills id and arrival_s and reports its end with
   // session.on_call_done(frame, ...).
-  virtual void issue_call(AgentSession& session, int frame, RequestSpec spec) = 0;
+  virtual void issue_call(SessionRun& session, int frame, RequestSpec spec) = 0;
   // Calls session.on_timer(frame, at_s) at simulated time at_s.
-  virtual void start_timer(AgentSession& session, int frame, double at_s) = 0;
+  virtual void start_timer(SessionRun& session, int frame, double at_s) = 0;
   virtual uint64_t new_stream() = 0;  // a token stream no other call or tool uses
   virtual Rng& rng(Purpose purpose) = 0;
   // The run's cache of a tool step whose cache is enabled, shared by every session.
   virtual ToolResultCache& tool_cache(const StepSpec& step) = 0;
+  // Session traces: the id of a block of kTraceBlockTokens tokens by the hash of its content
+  // (and everything before it), numbered in order of first appearance across the run.
+  virtual uint64_t trace_block_id(uint64_t hash_lo, uint64_t hash_hi) = 0;
+  // Replaying a trace: where the tokens of block `block_id` come from — the (stream, offset)
+  // of the first call that named it, which is (stream, offset) itself when this call is.
+  virtual std::pair<uint64_t, uint64_t> replay_block(uint64_t block_id, uint64_t stream,
+                                                     uint64_t offset) = 0;
 };
 
-class AgentSession {
+class AgentSession final : public SessionRun {
  public:
-  // `workflow_group` is the prefix group of the workflow's system prompt.
+  // `workflow_group` is the prefix group of the workflow's system prompt. With `trace`, the
+  // session also records its calls, their dependencies and prompt blocks (TracedSession),
+  // written into record().trace_json when it ends.
   AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t workflow_group, uint32_t user,
-               SessionHost& host);
+               SessionHost& host, bool trace = false);
 
-  void start(double now_s);
-  void on_call_done(int frame, const RequestSpec& spec, const RequestRecord& record, double now_s);
-  void on_timer(int frame, double now_s);
+  void start(double now_s) override;
+  void on_call_done(int frame, const RequestSpec& spec, const RequestRecord& record,
+                    double now_s) override;
+  void on_timer(int frame, double now_s) override;
 
-  // The session's outcome is known (record() is final); it may still have calls in flight.
-  bool ended() const { return ended_; }
-  // Nothing of the session is in flight any more.
-  bool done() const { return ended_ && in_flight_ == 0; }
-  const SessionRecord& record() const { return record_; }
+  bool ended() const override { return ended_; }
+  bool done() const override { return ended_ && in_flight_ == 0; }
+  const SessionRecord& record() const override { return record_; }
 
  private:
   struct Frame {
@@ -101,9 +109,16 @@ class AgentSession {
     int cache_key = -1;  // tools
     int new_tokens = 0;  // llm
     int output_tokens = 0;
+    // Tracing only: the trace calls this step's start waited for; its own call (llm, tool) or
+    // lookup; a parallel group's children's ends so far.
+    std::vector<int> deps;
+    int call = -1;
+    int lookup_call = -1;
+    std::vector<int> group_ends;
   };
 
-  int new_frame(const StepSpec& step, int parent, int context, const CriticalPath& path);
+  int new_frame(const StepSpec& step, int parent, int context, const CriticalPath& path,
+                std::vector<int> deps);
   void begin(int frame, double now_s);
   void begin_llm(int frame, double now_s);
   void begin_tool(int frame, double now_s);
@@ -114,7 +129,13 @@ class AgentSession {
   void answered(int frame, CriticalPath path, const PromptSegment& turn,
                 const PromptSegment& answer, double first_token_s, double now_s);
   void begin_parallel(int frame, double now_s);
-  void start_child(int frame, size_t child, int context, const CriticalPath& path, double now_s);
+  void start_child(int frame, size_t child, int context, const CriticalPath& path,
+                   const std::vector<int>& deps, double now_s);
+  // Tracing: a call of the session's trace, waiting for `after`; its index.
+  int trace_call(TraceCallKind kind, std::vector<int> after);
+  void trace_blocks(const RequestSpec& spec, int output_tokens, TraceCall& call);
+  void ends_at(int call);
+  void trace_tool(int frame, int attempts);
   void run_deferred();
   void issue(int frame, int new_tokens, int output_tokens);
   void summarize(int frame);
@@ -142,6 +163,11 @@ class AgentSession {
   std::deque<std::pair<int, double>> deferred_;
   double last_answer_s_ = -1;  // seconds; end of the last workflow LLM call so far
   SessionRecord record_;
+  bool tracing_ = false;
+  TracedSession trace_;
+  // The trace calls whose ends the step that just finished stands for: set by a step as it
+  // finishes, read by its parent in the same call chain (finish -> child_done).
+  std::vector<int> ends_;
 };
 
 }  // namespace servesim

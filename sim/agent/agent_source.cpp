@@ -47,6 +47,16 @@ ToolResultCache& AgentSource::tool_cache(const StepSpec& step) {
   return tool_caches_.try_emplace(&step, step.tool.cache).first->second;
 }
 
+uint64_t AgentSource::trace_block_id(uint64_t hash_lo, uint64_t hash_hi) {
+  const uint64_t next = trace_block_ids_.size();
+  return trace_block_ids_.try_emplace({hash_lo, hash_hi}, next).first->second;
+}
+
+std::pair<uint64_t, uint64_t> AgentSource::replay_block(uint64_t block_id, uint64_t stream,
+                                                        uint64_t offset) {
+  return replay_blocks_.try_emplace(block_id, stream, offset).first->second;
+}
+
 void AgentSource::push_timer(Timer t) {
   t.seq = next_seq_++;
   timers_.push_back(t);
@@ -59,7 +69,10 @@ bool AgentSource::may_start(double at_s) const {
 
 void AgentSource::draw_open_start() {
   if (workload_.agent_closed_loop || next_open_s_ || open_exhausted_) return;
-  const double at = arrival_.next_arrival_s(arrival_rng_);
+  const bool recorded = !agent_.trace.empty() && agent_.trace_recorded_starts;
+  const double at = !recorded                             ? arrival_.next_arrival_s(arrival_rng_)
+                    : next_session_ < agent_.trace.size() ? agent_.trace[next_session_].start_s
+                                                          : workload_.duration_s;
   if (may_start(at)) {
     next_open_s_ = at;
   } else {
@@ -105,6 +118,15 @@ void AgentSource::advance_to(double now_s) {
 }
 
 void AgentSource::start_session(uint32_t user, double now_s) {
+  if (!agent_.trace.empty()) {
+    const uint64_t id = next_session_++;
+    auto session = std::make_unique<TraceSession>(id, agent_.trace[id], *this);
+    SessionRun& s = *session;
+    sessions_.emplace(id, std::move(session));
+    s.start(now_s);
+    settle(id);
+    return;
+  }
   double u = workflow_rng_.uniform() * total_weight_;
   size_t w = 0;
   while (w + 1 < agent_.workflows.size() && u >= agent_.workflows[w].weight) {
@@ -112,20 +134,21 @@ void AgentSource::start_session(uint32_t user, double now_s) {
     ++w;
   }
   const uint64_t id = next_session_++;
-  auto session = std::make_unique<AgentSession>(id, agent_.workflows[w], w + 1, user, *this);
-  AgentSession& s = *session;
+  auto session = std::make_unique<AgentSession>(id, agent_.workflows[w], w + 1, user, *this,
+                                                agent_.record_trace);
+  SessionRun& s = *session;
   sessions_.emplace(id, std::move(session));
   s.start(now_s);
   settle(id);
 }
 
-void AgentSource::issue_call(AgentSession& session, int frame, RequestSpec spec) {
+void AgentSource::issue_call(SessionRun& session, int frame, RequestSpec spec) {
   spec.arrival_s = now_s_;
   ready_.push_back(std::move(spec));
   ready_calls_.push_back({session.record().id, frame});
 }
 
-void AgentSource::start_timer(AgentSession& session, int frame, double at_s) {
+void AgentSource::start_timer(SessionRun& session, int frame, double at_s) {
   push_timer({at_s, 0, TimerKind::kTool, session.record().id, frame, 0});
 }
 
@@ -165,7 +188,7 @@ void AgentSource::on_request_left(const RequestSpec& request, const RequestRecor
 
 void AgentSource::settle(uint64_t id) {
   const auto it = sessions_.find(id);
-  AgentSession& s = *it->second;
+  SessionRun& s = *it->second;
   if (!s.ended()) return;
   if (reported_.insert(id).second) {
     metrics_.add(s.record());

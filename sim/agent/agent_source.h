@@ -10,11 +10,11 @@
 // Each session's end goes to the Observer (on_session_done) and into SessionMetrics.
 // Determinism: one Rng stream per purpose (arrivals, workflow choice, think times, and each
 // of the session purposes), all forked from the workload's seed; token streams are numbered
-// in issue order. Memory: O(sessions in flight + their steps and context segments + timers),
-// plus one double per key of each cached tool step (the tool-result caches, shared by all
-// sessions).
-// Ownership: owns its sessions; borrows the AgentSpec and the Observer, which must outlive it.
-// Thread-safety: none.
+// in issue order. A trace workload replays its recorded sessions (TraceSession) in order of
+// their start, at their recorded starts or by the arrival. Memory: O(sessions in flight + their
+// steps and context segments + timers), plus one double per key of each cached tool step (the
+// tool-result caches, shared by all sessions). Ownership: owns its sessions; borrows the AgentSpec
+// and the Observer, which must outlive it. Thread-safety: none.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +28,7 @@
 #include "sim/agent/agent_session.h"
 #include "sim/agent/agent_spec.h"
 #include "sim/agent/session_metrics.h"
+#include "sim/agent/trace_session.h"
 #include "sim/core/observer.h"
 #include "sim/core/rng.h"
 #include "sim/workload/workload.h"
@@ -52,11 +53,14 @@ class AgentSource final : public RequestSource, public SessionHost {
   const SessionMetrics& metrics() const { return metrics_; }
 
   // SessionHost, for the sessions it runs.
-  void issue_call(AgentSession& session, int frame, RequestSpec spec) override;
-  void start_timer(AgentSession& session, int frame, double at_s) override;
+  void issue_call(SessionRun& session, int frame, RequestSpec spec) override;
+  void start_timer(SessionRun& session, int frame, double at_s) override;
   uint64_t new_stream() override { return next_stream_++; }
   Rng& rng(Purpose purpose) override;
   ToolResultCache& tool_cache(const StepSpec& step) override;
+  uint64_t trace_block_id(uint64_t hash_lo, uint64_t hash_hi) override;
+  std::pair<uint64_t, uint64_t> replay_block(uint64_t block_id, uint64_t stream,
+                                             uint64_t offset) override;
 
  private:
   enum class TimerKind { kTool, kUserStart };
@@ -101,9 +105,17 @@ class AgentSource final : public RequestSource, public SessionHost {
   std::deque<RequestSpec> ready_;  // issued calls not yet popped, in issue (= time) order
   std::deque<Call> ready_calls_;   // their sessions and frames
   std::unordered_map<uint64_t, Call> in_flight_;  // popped request id -> its step
-  std::unordered_map<uint64_t, std::unique_ptr<AgentSession>> sessions_;
+  std::unordered_map<uint64_t, std::unique_ptr<SessionRun>> sessions_;
   std::unordered_set<uint64_t> reported_;  // sessions in flight whose end was reported
   std::unordered_map<const StepSpec*, ToolResultCache> tool_caches_;  // by cached tool step
+  struct PairHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {
+      return static_cast<size_t>(p.first ^ (p.second * 0x9e3779b97f4a7c15ULL));
+    }
+  };
+  // Recording traces: block hash -> id. Replaying: block id -> (stream, offset).
+  std::unordered_map<std::pair<uint64_t, uint64_t>, uint64_t, PairHash> trace_block_ids_;
+  std::unordered_map<uint64_t, std::pair<uint64_t, uint64_t>> replay_blocks_;
   uint64_t next_request_ = 0;
   uint64_t next_session_ = 0;
   uint64_t next_stream_ = 1;

@@ -1,5 +1,6 @@
 #include "sim/agent/agent_workload.h"
 
+#include "models/config_error.h"
 #include "sim/agent/agent_source.h"
 
 namespace servesim {
@@ -33,7 +34,15 @@ class OwningAgentSource final : public RequestSource {
 }  // namespace
 
 AgentSpec parse_agent_workload(const WorkloadSpec& workload, const AgentLimits& limits) {
-  return AgentSpec::from_json(workload.agent, "workload.agent", workload.agent_base_dir, limits);
+  AgentSpec spec =
+      AgentSpec::from_json(workload.agent, "workload.agent", workload.agent_base_dir, limits);
+  if (!spec.trace.empty() && spec.trace_recorded_starts && workload.agent_closed_loop) {
+    throw ConfigError(
+        "workload.agent.trace_start: \"recorded\" starts each session at its recorded time, "
+        "which closed-loop users cannot; set \"trace_start\": \"arrival\" or an open-loop "
+        "arrival");
+  }
+  return spec;
 }
 
 std::unique_ptr<RequestSource> make_simulation_source(const WorkloadSpec& workload,

@@ -60,7 +60,10 @@ struct SessionRecord {
   int llm_exact_hits = 0;
   int llm_semantic_hits = 0;
   double cache_lookup_s = 0;  // seconds of lookups, on the critical path or not
-  CriticalPath path;          // ok records only
+  // The session's line of the JSONL session trace (sim/agent/session_trace.h) when the
+  // workload records one (agent.record_trace); empty otherwise.
+  std::string trace_json;
+  CriticalPath path;  // ok records only
 
   double e2e_s() const { return finish_s - start_s; }
   double ttft_s() const { return first_token_s - start_s; }

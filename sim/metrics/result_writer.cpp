@@ -63,6 +63,7 @@ void ResultWriter::commit() {
   requests_.commit();
   samples_.commit();
   if (sessions_) sessions_->commit();
+  if (session_trace_) session_trace_->commit();
 }
 
 void ResultWriter::on_request_done(const RequestRecord& r) {
@@ -92,6 +93,12 @@ void ResultWriter::on_session_done(const SessionRecord& record) {
     sessions_->stream() << session_csv_header() << '\n';
   }
   sessions_->stream() << session_csv_line(record) << '\n';
+  if (record.trace_json.empty()) return;
+  if (!session_trace_) {
+    const std::string path = (std::filesystem::path(out_dir_) / "sessions.jsonl").string();
+    session_trace_ = std::make_unique<AtomicFile>(path);
+  }
+  session_trace_->stream() << record.trace_json << '\n';
 }
 
 void ResultWriter::on_sample(const TimeSample& s) {

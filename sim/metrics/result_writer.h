@@ -2,7 +2,8 @@
 // `servesim simulate` and `servesim engine run` — so their results compare line by line:
 // requests.csv (one RequestRecord a line) and timeseries.csv (one TimeSample a line) in a
 // folder, written while the run goes through the Observer seam — and, for agent workloads,
-// sessions.csv (one SessionRecord a line), opened at the first session; plus the JSON of a
+// sessions.csv (one SessionRecord a line), opened at the first session, and sessions.jsonl
+// (each session's trace line) when the workload records traces; plus the JSON of a
 // MetricsSummary / ReplicaSummary (summary.json's keys) and the summary table both print.
 //
 // Numbers: latencies in JSON are milliseconds (keys end in _ms); CSV times are seconds since
@@ -52,7 +53,8 @@ class ResultWriter final : public Observer {
   AtomicFile requests_;
   AtomicFile samples_;
   std::string out_dir_;
-  std::unique_ptr<AtomicFile> sessions_;  // agent workloads only
+  std::unique_ptr<AtomicFile> sessions_;       // agent workloads only
+  std::unique_ptr<AtomicFile> session_trace_;  // sessions.jsonl: agent.record_trace only
   std::vector<std::string> tenant_names_;
   bool committed_ = false;
   int exceptions_at_start_;  // std::uncaught_exceptions() when constructed

@@ -68,6 +68,31 @@ TEST(SimulateAgent, BadWorkflowIsAOneLineError) {
       << r.err;
 }
 
+// record_trace with --out writes sessions.jsonl; replaying it as the workload gives the same
+// sessions block.
+TEST(SimulateAgent, RecordedTraceReplaysToTheSameSessions) {
+  const fs::path dir = fs::temp_directory_path() / "servesim_simulate_agent_trace";
+  fs::remove_all(dir);
+  const CliResult recorded = run_servesim("simulate " + kParallel +
+                                          " --set workload.agent.sessions=3 --set "
+                                          "workload.agent.record_trace=true --out " +
+                                          dir.string());
+  ASSERT_EQ(recorded.exit_code, 0) << recorded.err;
+  std::ifstream trace(dir / "sessions.jsonl");
+  int lines = 0;
+  for (std::string line; std::getline(trace, line);) ++lines;
+  EXPECT_EQ(lines, 3);
+  const CliResult replayed =
+      run_servesim("simulate " + kParallel + " --set 'workload.agent={\"trace\": \"" +
+                   (dir / "sessions.jsonl").string() + "\", \"sessions\": 3}'");
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err;
+  auto sessions_block = [](const std::string& out) {
+    const size_t from = out.find("  sessions 3");
+    return out.substr(from, out.find("critical path", from) - from);
+  };
+  EXPECT_EQ(sessions_block(replayed.out), sessions_block(recorded.out));
+}
+
 // sweep parses its scenario before running any point: a bad workflow stops it there, with the
 // one-line error simulate gives.
 TEST(SimulateAgent, SweepRefusesABadWorkflowAtParse) {
