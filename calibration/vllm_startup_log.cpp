@@ -165,6 +165,25 @@ std::vector<Rule> rules() {
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[1].str()));
        }},
+      {std::regex("CUDA graph pool memory: " + num + " GiB \\(actual\\), " + num +
+                  " GiB \\(estimated\\)"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.cuda_graph_captured_bytes, gib_bytes(m[1].str()));
+         set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[2].str()));
+       }},
+      // V1's advice line after profiling (with its --kv-cache-memory suggestion).
+      {std::regex("Free memory on device \\(" + num + "/" + num +
+                  " GiB\\) on startup\\. Desired GPU memory utilization is \\(" + num + ", " + num +
+                  " GiB\\)\\. Actual usage is " + num +
+                  " GiB for consumed memory \\(weights \\+ non-torch\\), " + num +
+                  " GiB for peak activation(?:, and " + num + " GiB for CUDAGraph memory)?"),
+       [](const std::smatch& m, VllmStartupLog& log) {
+         set_once(log.total_bytes, gib_bytes(m[2].str()));
+         set_once(log.gpu_memory_utilization, std::stod(m[3].str()));
+         set_once(log.requested_bytes, gib_bytes(m[4].str()));
+         set_once(log.activation_bytes, gib_bytes(m[6].str()));
+         if (m[7].matched) set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[7].str()));
+       }},
       {std::regex("Profiling CUDA graph memory: (.*)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          const std::string modes = m[1].str();

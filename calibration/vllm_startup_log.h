@@ -21,8 +21,12 @@
 //              "# GPU blocks: N, # CPU blocks: M" (V0; also "# CUDA blocks"),
 //              "num_gpu_blocks is: N"
 //   graphs     "Graph capturing finished in N secs, took X GiB", 0.21+ "Profiling CUDA graph
-//              memory: PIECEWISE=N (largest=B), FULL=M (largest=B)" and "Estimated CUDA
-//              graph memory: X GiB total"
+//              memory: PIECEWISE=N (largest=B), FULL=M (largest=B)", "Estimated CUDA
+//              graph memory: X GiB total" and "CUDA graph pool memory: X GiB (actual), Y GiB
+//              (estimated)"
+//   advice     V1 "Free memory on device (F/T GiB) on startup. Desired GPU memory
+//              utilization is (U, R GiB). Actual usage is W GiB for consumed memory (weights
+//              + non-torch), A GiB for peak activation, and C GiB for CUDAGraph memory."
 // GiB figures become bytes (x 2^30): they carry the log's rounding (+-0.005 GiB).
 //
 // parse() throws ConfigError when the log holds none of the KV lines (it says which lines it

@@ -122,6 +122,27 @@ TEST(VllmStartupLog, ReadsTheV1ProfilingLinesAndNonDefaultArgs) {
   EXPECT_NEAR(gib(log.kv_bytes()), 55.76, 1e-9);
 }
 
+// The wording of the V1 advice and pool lines; the figures are illustrative.
+TEST(VllmStartupLog, ReadsTheV1AdviceLineAndThePoolLine) {
+  std::istringstream in(
+      "(Worker_TP0 pid=9) INFO 09-01 10:00:00 [gpu_worker.py:300] Free memory on device "
+      "(78.50/79.18 GiB) on startup. Desired GPU memory utilization is (0.9, 71.26 GiB). Actual "
+      "usage is 16.40 GiB for consumed memory (weights + non-torch), 1.25 GiB for peak "
+      "activation, and 0.61 GiB for CUDAGraph memory. Replace gpu_memory_utilization config "
+      "with `--kv-cache-memory=57571737190` (53.62 GiB) to fit into requested memory\n"
+      "(Worker_TP0 pid=9) INFO 09-01 10:00:20 [gpu_model_runner.py:4000] CUDA graph pool "
+      "memory: 0.52 GiB (actual), 0.61 GiB (estimated)\n"
+      "(EngineCore_DP0 pid=8) INFO 09-01 10:00:01 [kv_cache_utils.py:1] GPU KV cache size: "
+      "439,216 tokens\n");
+  const VllmStartupLog log = VllmStartupLog::parse(in, "inline");
+  EXPECT_NEAR(gib(log.total_bytes), 79.18, 1e-9);
+  EXPECT_DOUBLE_EQ(*log.gpu_memory_utilization, 0.9);
+  EXPECT_NEAR(gib(log.requested_bytes), 71.26, 1e-9);
+  EXPECT_NEAR(gib(log.activation_bytes), 1.25, 1e-9);
+  EXPECT_NEAR(gib(log.cuda_graph_estimate_bytes), 0.61, 1e-9);
+  EXPECT_NEAR(gib(log.cuda_graph_captured_bytes), 0.52, 1e-9);
+}
+
 void expect_one_line_error(const std::string& name, const std::string& fragment) {
   try {
     read(name);
