@@ -447,26 +447,20 @@ void AgentSession::ends_at(int call) {
 // it. Contiguous pieces of one stream within a block are hashed as one, so the same tokens
 // hash the same however the context split them.
 void AgentSession::trace_blocks(const RequestSpec& spec, int output_tokens, TraceCall& call) {
-  struct Run {
-    uint64_t source;  // 0: the group's prefix; else a stream
-    uint64_t id;
-    uint64_t start;
-    int tokens;
-  };
-  std::vector<Run> runs;
-  if (spec.shared_prefix_tokens > 0)
-    runs.push_back({0, spec.prefix_group, 0, spec.shared_prefix_tokens});
-  for (const PromptSegment& p : spec.context) runs.push_back({1, p.stream, p.offset, p.tokens});
+  BlockHasher hasher;  // sources: 0 the group's prefix, 1 a token stream
+  if (spec.shared_prefix_tokens > 0) {
+    hasher.add(0, spec.prefix_group, 0, spec.shared_prefix_tokens);
+  }
+  for (const PromptSegment& p : spec.context) hasher.add(1, p.stream, p.offset, p.tokens);
   const int before = spec.shared_prefix_tokens + spec.history_tokens;
-  runs.push_back({1, spec.session, static_cast<uint64_t>(before), spec.prompt_tokens - before});
-  runs.push_back({1, spec.session, static_cast<uint64_t>(spec.prompt_tokens), output_tokens});
-  BlockHasher hasher;
-  for (const Run& r : runs) hasher.add(r.source, r.id, r.start, r.tokens);
+  hasher.add(1, spec.session, static_cast<uint64_t>(before), spec.prompt_tokens - before);
+  hasher.add(1, spec.session, static_cast<uint64_t>(spec.prompt_tokens), output_tokens);
   std::vector<uint64_t> ids;
   for (const BlockHashValue& h : hasher.hashes()) ids.push_back(host_.trace_block_id(h.lo, h.hi));
-  const size_t prompt_blocks = static_cast<size_t>(spec.prompt_tokens / kTraceBlockTokens);
-  call.prompt_blocks.assign(ids.begin(), ids.begin() + std::min(prompt_blocks, ids.size()));
-  call.output_blocks.assign(ids.begin() + std::min(prompt_blocks, ids.size()), ids.end());
+  const size_t prompt_blocks =
+      std::min(ids.size(), static_cast<size_t>(spec.prompt_tokens / kTraceBlockTokens));
+  call.prompt_blocks.assign(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(prompt_blocks));
+  call.output_blocks.assign(ids.begin() + static_cast<std::ptrdiff_t>(prompt_blocks), ids.end());
 }
 
 }  // namespace servesim
