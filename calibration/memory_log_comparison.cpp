@@ -105,45 +105,46 @@ void deployment_from_log(const VllmStartupLog& log, const GivenSettings& given,
 MemoryLogComparison MemoryLogComparison::compare(const VllmStartupLog& log,
                                                  const MemoryPlan& plan) {
   MemoryLogComparison c{log, plan, {}};
-  auto bytes = [](const std::optional<int64_t>& v) -> std::optional<double> {
+  auto num = [](int64_t v) { return static_cast<double>(v); };
+  auto logged = [&](const std::optional<int64_t>& v) -> std::optional<double> {
     if (!v) return std::nullopt;
-    return static_cast<double>(*v);
+    return num(*v);
   };
   auto add = [&](const char* key, const char* label, const char* unit, std::optional<double> l,
                  double s) {
     c.terms.push_back({key, label, unit, l, s});
   };
-  const double d = 1.0;
-  add("total_bytes", "total memory", "bytes", bytes(log.total_bytes), d * plan.total_bytes);
-  add("requested_bytes", "requested", "bytes", bytes(log.requested_bytes),
-      d * plan.requested_bytes);
+  add("total_bytes", "total memory", "bytes", logged(log.total_bytes), num(plan.total_bytes));
+  add("requested_bytes", "requested", "bytes", logged(log.requested_bytes),
+      num(plan.requested_bytes));
   add("weights_bytes", "model weights", "bytes",
-      bytes(log.weights_bytes ? log.weights_bytes : log.model_loading_bytes),
-      d * plan.weights_bytes);
-  add("activation_bytes", "activation peak", "bytes", bytes(log.activation_bytes),
-      d * plan.activation_bytes);
-  add("non_torch_bytes", "non-torch", "bytes", bytes(log.non_torch_bytes),
-      d * plan.non_torch_bytes);
+      logged(log.weights_bytes ? log.weights_bytes : log.model_loading_bytes),
+      num(plan.weights_bytes));
+  add("activation_bytes", "activation peak", "bytes", logged(log.activation_bytes),
+      num(plan.activation_bytes));
+  add("non_torch_bytes", "non-torch", "bytes", logged(log.non_torch_bytes),
+      num(plan.non_torch_bytes));
   // Releases before 0.21 subtract no graph memory: the log's 0 is implied by its version.
-  std::optional<double> graphs_subtracted = bytes(log.cuda_graph_estimate_bytes);
+  std::optional<double> graphs_subtracted = logged(log.cuda_graph_estimate_bytes);
   if (!graphs_subtracted && log.version && !log.version->subtracts_cuda_graphs()) {
     graphs_subtracted = 0;
   }
   add("cuda_graph_subtracted_bytes", "CUDA graphs subtracted", "bytes", graphs_subtracted,
-      d * plan.cuda_graph_subtracted_bytes());
+      num(plan.cuda_graph_subtracted_bytes()));
   const double capture = plan.cuda_graph_subtracted && !plan.engine.cuda_graph_memory_bytes
-                             ? plan.cuda_graph_bytes / kCudaGraphEstimateOverCapture
-                             : d * plan.cuda_graph_bytes;
+                             ? num(plan.cuda_graph_bytes) / kCudaGraphEstimateOverCapture
+                             : num(plan.cuda_graph_bytes);
   add("cuda_graph_captured_bytes", "CUDA graph capture", "bytes",
-      bytes(log.cuda_graph_captured_bytes), capture);
-  add("kv_cache_bytes", "KV cache memory", "bytes", bytes(log.kv_bytes()), d * plan.kv_cache_bytes);
+      logged(log.cuda_graph_captured_bytes), capture);
+  add("kv_cache_bytes", "KV cache memory", "bytes", logged(log.kv_bytes()),
+      num(plan.kv_cache_bytes));
   const int block = plan.engine.block_size;
-  std::optional<double> blocks = bytes(log.num_gpu_blocks);
-  if (!blocks && log.kv_cache_tokens) blocks = static_cast<double>(*log.kv_cache_tokens / block);
-  add("num_gpu_blocks", "GPU blocks", "blocks", blocks, d * plan.num_gpu_blocks);
-  std::optional<double> tokens = bytes(log.kv_cache_tokens);
-  if (!tokens && log.num_gpu_blocks) tokens = static_cast<double>(*log.num_gpu_blocks * block);
-  add("kv_cache_tokens", "KV cache tokens", "tokens", tokens, d * plan.kv_cache_tokens);
+  std::optional<double> blocks = logged(log.num_gpu_blocks);
+  if (!blocks && log.kv_cache_tokens) blocks = num(*log.kv_cache_tokens / block);
+  add("num_gpu_blocks", "GPU blocks", "blocks", blocks, num(plan.num_gpu_blocks));
+  std::optional<double> tokens = logged(log.kv_cache_tokens);
+  if (!tokens && log.num_gpu_blocks) tokens = num(*log.num_gpu_blocks * block);
+  add("kv_cache_tokens", "KV cache tokens", "tokens", tokens, num(plan.kv_cache_tokens));
   add("max_concurrency", "max concurrency", "x", log.max_concurrency, plan.max_concurrency);
   return c;
 }
