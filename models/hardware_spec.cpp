@@ -39,6 +39,17 @@ HardwareSpec HardwareSpec::from_json(const nlohmann::json& j, const std::string&
   const double total_gib = r.optional<double>("memory_total_gib", h.memory_gb * 1e9 / kGiB);
   if (!(total_gib > 0)) r.fail("memory_total_gib", "must be > 0");
   h.memory_total_bytes = static_cast<int64_t>(std::llround(total_gib * kGiB));
+  // Exact bytes, as torch.cuda.mem_get_info() reports them on the card at hand.
+  if (r.has("memory_total_bytes")) {
+    if (r.has("memory_total_gib")) {
+      r.fail("memory_total_bytes", "give it or memory_total_gib, not both");
+    }
+    const double bytes = r.required<double>("memory_total_bytes");
+    if (!(bytes >= 1 && bytes < 1e15)) r.fail("memory_total_bytes", "must be a byte count > 0");
+    h.memory_total_bytes = static_cast<int64_t>(bytes);
+  } else {
+    r.raw("memory_total_bytes");
+  }
   h.memory_total_source = r.optional<std::string>("memory_total_source", "nominal size");
   h.memory_bandwidth_Bps = r.required<double>("memory_bandwidth_tbs") * kTera;
   JsonObjectReader peaks(r.raw("peak_tflops"), origin + ": peak_tflops");

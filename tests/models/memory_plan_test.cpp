@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "models/catalog.h"
@@ -262,6 +263,16 @@ TEST(MemoryPlan, GpuMemoryBytesReplacesTheCatalogTotal) {
       MemoryPlan::compute(f.model("Llama-3.1-8B"), f.gpu("L4"), ParallelConfig{}, e);
   EXPECT_EQ(plan.total_bytes, 23'000'000'000);
   EXPECT_EQ(plan.requested_bytes, static_cast<int64_t>(std::ceil(23e9 * 0.9)));
+}
+
+TEST(MemoryPlan, GpuJsonMayGiveTheTotalInBytes) {
+  Fixture f;
+  nlohmann::json j = f.gpu("L4").to_json();
+  j.erase("memory_total_gib");
+  j["memory_total_bytes"] = 23'580'000'000LL;
+  EXPECT_EQ(HardwareSpec::from_json(j, "gpu.json").memory_total_bytes, 23'580'000'000LL);
+  j["memory_total_gib"] = 22.0;
+  EXPECT_THROW(HardwareSpec::from_json(j, "gpu.json"), ConfigError);
 }
 
 TEST(VllmVersion, ParsesReleasesAndRefusesOthers) {
