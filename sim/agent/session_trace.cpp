@@ -158,7 +158,7 @@ TracedSession parse_session_trace_line(const std::string& line, const std::strin
   json j;
   try {
     j = json::parse(line);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw ConfigError(where + ": not a JSON object (" + std::string(e.what()).substr(0, 80) +
                       "); a session trace has one session object a line");
   }

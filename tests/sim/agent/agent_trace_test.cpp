@@ -220,6 +220,9 @@ TEST(SessionTrace, BadLinesNameFileAndLine) {
   const std::string ok = R"({"session": 0, "calls": [{"type": "tool", "wait_s": 1}]})";
   EXPECT_EQ(trace_error(ok + "\n"), "no error");
   EXPECT_HAS(trace_error(ok + "\n{oops\n"), "bad.jsonl:2: not a JSON object");
+  // A number beyond a double is nlohmann's out_of_range, not a parse error (the fuzzer's find).
+  EXPECT_HAS(trace_error(R"({"session": 0, "start_s": 1e999, "calls": []})"),
+             "bad.jsonl:1: not a JSON object");
   EXPECT_HAS(trace_error(ok + "\n\n" + R"({"session": 1, "calls": []})"),
              "bad.jsonl:3: calls must be a non-empty array");
   EXPECT_HAS(trace_error(R"({"session": 0, "calls": [{"type": "tool", "after": [0]}]})"),
