@@ -116,6 +116,10 @@ TEST(SessionTrace, RecordedRunReplaysIntoTheSameSessions) {
   json agent = {{"sessions", 30}, {"record_trace", true}, {"workflows", {workflow()}}};
   const std::vector<SessionRecord> recorded = simulate(scenario(agent));
   ASSERT_EQ(recorded.size(), 30u);
+  const std::vector<SessionRecord> again = simulate(scenario(agent));  // deterministic
+  for (size_t i = 0; i < recorded.size(); ++i) {
+    EXPECT_EQ(again[i].trace_json, recorded[i].trace_json);
+  }
   std::string lines;
   for (const SessionRecord& r : recorded) {
     ASSERT_FALSE(r.trace_json.empty());
