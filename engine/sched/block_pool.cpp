@@ -85,9 +85,34 @@ int32_t BlockPool::lookup(const BlockHash& h, const int32_t* tokens) const {
   const int32_t block = map_.find(h.lo);
   if (block < 0) return -1;
   if (meta_[block].hash.hi != h.hi) return -1;
-  const int32_t* stored = &tokens_[static_cast<size_t>(block) * block_size_];
-  if (std::memcmp(stored, tokens, sizeof(int32_t) * block_size_) != 0) return -1;
+  if (std::memcmp(stored_tokens(block), tokens, sizeof(int32_t) * block_size_) != 0) return -1;
   return block;
+}
+
+int BlockPool::lookup_prefix(std::span<const BlockHash> hashes, const int32_t* tokens,
+                             std::vector<int32_t>& out) const {
+  if (!caching_) return 0;
+  for (const BlockHash& h : hashes) map_.prefetch(h.lo);
+  const size_t first = out.size();
+  const size_t token_bytes = sizeof(int32_t) * block_size_;
+  for (const BlockHash& h : hashes) {
+    const int32_t block = map_.find(h.lo);
+    if (block < 0) break;
+    __builtin_prefetch(&meta_[block]);
+    const char* stored = reinterpret_cast<const char*>(stored_tokens(block));
+    __builtin_prefetch(stored);
+    __builtin_prefetch(stored + token_bytes - 1);
+    out.push_back(block);
+  }
+  size_t i = first;
+  for (; i < out.size(); ++i) {
+    const size_t n = i - first;
+    const int32_t block = out[i];
+    if (meta_[block].hash.hi != hashes[n].hi) break;
+    if (std::memcmp(stored_tokens(block), tokens + n * block_size_, token_bytes) != 0) break;
+  }
+  out.resize(i);
+  return static_cast<int>(i - first);
 }
 
 void BlockPool::cache_block(int32_t block, const BlockHash& h, const int32_t* tokens) {

@@ -66,6 +66,14 @@ class BlockPool {
   // The cached block with hash `h` whose tokens equal `tokens` (block_size ids), or -1.
   int32_t lookup(const BlockHash& h, const int32_t* tokens) const;
 
+  // Appends to `out` the cached blocks of the longest run of leading `hashes` that all hit,
+  // block i verified against tokens[i * block_size, (i + 1) * block_size) as lookup() does;
+  // returns how many. Same result as calling lookup() in order until the first -1, but each
+  // hit costs three dependent loads (map slot, block record, stored tokens) that usually miss
+  // the cache, so they are issued for all blocks before any is checked.
+  int lookup_prefix(std::span<const BlockHash> hashes, const int32_t* tokens,
+                    std::vector<int32_t>& out) const;
+
   // Enters `block` (in use, full, not cached) into the cache under `h` with its token ids.
   // If another block already holds `h` the cache keeps that one and `block` stays uncached.
   void cache_block(int32_t block, const BlockHash& h, const int32_t* tokens);
@@ -85,6 +93,9 @@ class BlockPool {
   void queue_remove(int32_t block);
   void queue_push_back(int32_t block);
   void uncache(int32_t block);
+  const int32_t* stored_tokens(int32_t block) const {
+    return &tokens_[static_cast<size_t>(block) * block_size_];
+  }
 
   // Everything the pool keeps per block, in one 32-byte record so that touching a block
   // costs one cache line. The free queue is threaded through prev/next; index num_blocks_

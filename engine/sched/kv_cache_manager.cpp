@@ -36,13 +36,8 @@ int KVCacheManager::get_computed_blocks(KVSequenceState& state, std::span<const 
   // The last token is always recomputed to produce logits (vLLM max_cache_hit_length).
   const int max_blocks = static_cast<int>((tokens.size() - 1) / block_size_);
   ensure_hashes(state, tokens, max_blocks);
-  for (int i = 0; i < max_blocks; ++i) {
-    const int32_t block =
-        pool_.lookup(state.block_hashes[i], tokens.data() + static_cast<size_t>(i) * block_size_);
-    if (block < 0) break;
-    hit_blocks.push_back(block);
-  }
-  return static_cast<int>(hit_blocks.size()) * block_size_;
+  const std::span<const BlockHash> hashes(state.block_hashes.data(), max_blocks);
+  return pool_.lookup_prefix(hashes, tokens.data(), hit_blocks) * block_size_;
 }
 
 bool KVCacheManager::allocate_slots(KVSequenceState& state, std::span<const int32_t> tokens,

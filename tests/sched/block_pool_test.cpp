@@ -77,6 +77,37 @@ TEST(BlockPool, CachedBlockIsFoundOnlyWithEqualHashAndTokens) {
   pool.check_invariants();
 }
 
+// lookup_prefix() stops where lookup() first fails: at a map miss, a hi-lane mismatch or a
+// token mismatch, whichever comes first; and appends after what `out` already holds.
+TEST(BlockPool, LookupPrefixStopsWhereLookupFirstFails) {
+  constexpr int kBlocks = 6;
+  BlockPool pool(kBlocks + 2, 4, true);
+  std::vector<int32_t> got;
+  pool.allocate(kBlocks, got);
+  const auto t = tokens_of(100, 4 * kBlocks);
+  std::vector<BlockHash> h;
+  BlockHash parent = root_block_hash(7);
+  for (int i = 0; i < kBlocks; ++i) {
+    h.push_back(parent = hash_block_tokens(parent, t.data() + 4 * i, 4));
+    if (i != 4) pool.cache_block(got[i], h[i], t.data() + 4 * i);
+  }
+  std::vector<int32_t> out = {42};
+  EXPECT_EQ(pool.lookup_prefix(h, t.data(), out), 4);  // block 4 is not cached
+  EXPECT_EQ(out, (std::vector<int32_t>{42, got[0], got[1], got[2], got[3]}));
+  auto other = t;
+  other[4 * 2 + 1] = -5;  // block 2's tokens differ from the stored ones
+  out.clear();
+  EXPECT_EQ(pool.lookup_prefix(h, other.data(), out), 2);
+  EXPECT_EQ(out, (std::vector<int32_t>{got[0], got[1]}));
+  auto forged = h;
+  forged[1].hi ^= 1;  // block 1: same lo lane, other hi lane
+  out.clear();
+  EXPECT_EQ(pool.lookup_prefix(forged, t.data(), out), 1);
+  EXPECT_EQ(out, (std::vector<int32_t>{got[0]}));
+  BlockPool off(4, 4, false);
+  EXPECT_EQ(off.lookup_prefix(h, t.data(), out), 0);
+}
+
 TEST(BlockPool, FreeCachedBlockStaysCachedUntilReused) {
   BlockPool pool(3, 2, true);  // two usable blocks
   std::vector<int32_t> got;
