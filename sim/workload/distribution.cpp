@@ -244,4 +244,31 @@ double Distribution::mean() const {
   return a_;
 }
 
+Distribution Distribution::scaled(double factor) const {
+  Distribution out = *this;
+  out.min_ *= factor;
+  out.max_ *= factor;
+  switch (kind_) {
+    case Kind::kLognormal:
+      out.a_ += std::log(factor);  // mu: the underlying normal shifts, sigma stays
+      break;
+    case Kind::kUniform:
+    case Kind::kNormal:
+      out.a_ *= factor;
+      out.b_ *= factor;
+      break;
+    case Kind::kFixed:
+    case Kind::kExponential:
+      out.a_ *= factor;
+      break;
+    case Kind::kEmpirical: {
+      auto values = std::make_shared<std::vector<double>>(*values_);
+      for (double& v : *values) v *= factor;
+      out.values_ = std::move(values);
+      break;
+    }
+  }
+  return out;
+}
+
 }  // namespace servesim

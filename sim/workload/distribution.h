@@ -38,6 +38,9 @@ class Distribution {
   Kind kind() const { return kind_; }
   // Mean before clipping (exact for fixed/uniform/empirical).
   double mean() const;
+  // The same shape with every value multiplied by factor (a time scaled by a slower or faster
+  // machine). REQUIRES: factor > 0 and not an integer (length) distribution.
+  Distribution scaled(double factor) const;
   double min() const { return min_; }
   double max() const { return max_; }
 

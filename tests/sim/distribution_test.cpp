@@ -171,3 +171,29 @@ TEST(LengthDistributionTest, EmpiricalCsvWithBadValueNamesTheLine) {
 
 }  // namespace
 }  // namespace servesim
+
+namespace servesim {
+namespace {
+
+// Scaling a time by a factor scales every sample by it: the same draws, each times the factor.
+TEST(DistributionTest, ScaledMultipliesEverySampleOfEveryKind) {
+  const std::vector<nlohmann::json> forms = {
+      0.25,
+      {{"type", "uniform"}, {"min", 0.1}, {"max", 0.3}},
+      {{"type", "normal"}, {"mean", 1.0}, {"std", 0.5}, {"min", 0.2}, {"max", 1.5}},
+      {{"type", "lognormal"}, {"mean", 1.0}, {"std", 0.5}, {"max", 2.0}},
+      {{"type", "exponential"}, {"mean", 0.5}, {"max", 3.0}},
+      {{"type", "empirical"}, {"values", {0.1, 0.2, 0.7}}},
+  };
+  for (const nlohmann::json& form : forms) {
+    const Distribution d = Distribution::from_json(form, "t", "", 0.0, false);
+    const Distribution s = d.scaled(3.0);
+    Rng a(5), b(5);
+    for (int i = 0; i < 200; ++i) EXPECT_NEAR(s.sample(b), 3.0 * d.sample(a), 1e-9) << form;
+    EXPECT_NEAR(s.mean(), 3.0 * d.mean(), 1e-9) << form;
+    EXPECT_NEAR(s.max(), 3.0 * d.max(), 1e-9) << form;
+  }
+}
+
+}  // namespace
+}  // namespace servesim
