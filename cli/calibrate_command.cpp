@@ -251,8 +251,9 @@ void add_profiler_options(CLI::App* c, CalibrateCommandOptions& o, bool weight_s
 }  // namespace
 
 CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
-  CLI::App* cal = app.add_subcommand(
-      "calibrate", "Profile the engine, fit a calibrated cost model, validate the simulator");
+  CLI::App* cal = app.add_subcommand("calibrate",
+                                     "Profile the engine, fit a calibrated cost model, validate "
+                                     "the simulator; fit it to measured serving runs");
   cal->require_subcommand(1);
 
   o.profile = cal->add_subcommand("profile", "Measure the engine over a grid of batch shapes");
@@ -285,6 +286,7 @@ CLI::App* add_calibrate_command(CLI::App& app, CalibrateCommandOptions& o) {
       ->required();
   add_profiler_options(o.all, o, false);
   add_validate_options(o.all, o);
+  add_calibrate_serving_command(*cal, o.serving_options, o.serving);
   return cal;
 }
 
@@ -296,6 +298,7 @@ int run_calibrate_command(const CalibrateCommandOptions& o) {
     return run_validate_step(o, catalog, o.profile_path, o.report);
   }
   if (o.all != nullptr && *o.all) return run_all(o, catalog);
+  if (o.serving != nullptr && *o.serving) return run_calibrate_serving_command(o.serving_options);
   return 0;
 }
 

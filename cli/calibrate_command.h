@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "calibration/profiler.h"
+#include "cli/calibrate_serving_command.h"
 
 namespace servesim {
 
@@ -19,6 +20,9 @@ struct CalibrateCommandOptions {
   CLI::App* fit = nullptr;
   CLI::App* validate = nullptr;
   CLI::App* all = nullptr;
+  CLI::App* serving = nullptr;
+
+  CalibrateServingOptions serving_options;  // `calibrate serving`
 
   ProfilerOptions profiler;
   bool no_progress = false;

@@ -1,0 +1,155 @@
+#include "calibration/serving_case_builder.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+
+#include "calibration/measured_run_reader.h"
+#include "models/config_error.h"
+#include "sim/workload/replay_source.h"
+
+namespace servesim {
+namespace {
+
+// Lower-case letters and digits only, without a vendor prefix: "NVIDIA H100_SXM" -> "h100sxm".
+std::string normalised(const std::string& name) {
+  std::string out;
+  for (char c : name)
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (out.rfind("nvidia", 0) == 0) out.erase(0, 6);
+  return out;
+}
+
+// Names agree when one contains the other once normalised ("h100sxm" and "h100";
+// "qwenqwen332b" and "qwen332b"), or when they name the same catalog entry.
+bool same_name(const std::string& recorded, const std::vector<std::string>& ours) {
+  const std::string r = normalised(recorded);
+  for (const std::string& name : ours) {
+    const std::string o = normalised(name);
+    if (!o.empty() && (r.find(o) != std::string::npos || o.find(r) != std::string::npos))
+      return true;
+  }
+  return false;
+}
+
+void check_model(const MeasuredRun& run, const SimulationConfig& base, const Catalog& catalog) {
+  if (run.model.empty()) return;
+  std::string resolved;
+  try {
+    resolved = catalog.resolve_model(run.model).name;
+  } catch (const ConfigError&) {
+  }
+  if (resolved == base.model.name || same_name(run.model, {base.model.name, base.model.hf_repo}))
+    return;
+  throw ConfigError(run.source + ": the run served model '" + run.model +
+                    "', the scenario deploys '" + base.model.name +
+                    "'; pass the run's model (--model or the scenario's \"model\")");
+}
+
+void check_gpu(const MeasuredRun& run, const SimulationConfig& base) {
+  if (run.gpu.empty()) return;
+  std::vector<std::string> ours = base.gpu.aliases;
+  ours.push_back(base.gpu.name);
+  if (same_name(run.gpu, ours)) return;
+  throw ConfigError(run.source + ": the run was measured on GPU '" + run.gpu +
+                    "', the scenario deploys '" + base.gpu.name +
+                    "'; pass the run's GPU (--gpu or the scenario's \"gpu\")");
+}
+
+double tokens_per_request(double stated, uint64_t total, uint64_t completed) {
+  if (std::isfinite(stated) && stated > 0) return stated;
+  if (completed > 0 && total > 0) return static_cast<double>(total) / completed;
+  return MeasuredRequest::kNone;
+}
+
+// The load shape, issuing `count` requests.
+void set_load(const MeasuredLoad& load, uint64_t count, WorkloadSpec& w) {
+  if (load.max_concurrency) {
+    w.kind = WorkloadKind::kClosedLoop;
+    w.clients = *load.max_concurrency;
+  } else if (std::isfinite(load.request_rate_per_s)) {
+    w.kind = WorkloadKind::kOpenLoop;
+    w.arrival = load.burstiness == 1.0 ? ArrivalProcess::poisson(load.request_rate_per_s)
+                                       : ArrivalProcess::gamma(load.request_rate_per_s,
+                                                               1.0 / std::sqrt(load.burstiness));
+  } else {
+    w.kind = WorkloadKind::kClosedLoop;  // every request sent at t = 0
+    w.clients = static_cast<int>(std::min<uint64_t>(count, 1'000'000));
+  }
+  w.ramp_up_s = 0;
+  w.think_time_s = Distribution::fixed(0.0);
+}
+
+void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
+  const MetricsSummary& s = run.summary;
+  const double prompt =
+      tokens_per_request(run.prompt_tokens_per_request, s.input_tokens, s.completed);
+  const double output =
+      tokens_per_request(run.output_tokens_per_request, s.output_tokens, s.completed);
+  if (!std::isfinite(prompt) || !std::isfinite(output))
+    throw ConfigError(run.source +
+                      ": the run records neither per-request lengths nor token totals; save it "
+                      "with per-request data (vllm bench serve --save-detailed)");
+  WorkloadSpec w;
+  w.seed = c.workload.seed;
+  w.prompt_tokens = LengthDistribution::fixed(static_cast<int>(std::lround(prompt)));
+  w.output_tokens = LengthDistribution::fixed(std::max(1, static_cast<int>(std::lround(output))));
+  uint64_t count = s.completed;
+  if (count == 0) {
+    const int clients = run.load.max_concurrency.value_or(1);
+    count = static_cast<uint64_t>(std::max(8 * clients, 200));
+    c.metrics.warmup_requests = static_cast<uint64_t>(2 * clients);
+  } else {
+    c.metrics.warmup_requests = 0;
+  }
+  w.num_requests = count;
+  set_load(run.load, count, w);
+  c.workload = w;
+}
+
+bool measured_any(const MetricsSummary& s) {
+  for (const ServingMetricSpec& m : serving_metric_specs())
+    if (m.fitted && std::isfinite(m.get(s)) && m.get(s) > 0) return true;
+  return false;
+}
+
+}  // namespace
+
+ServingFitCase make_serving_case(const MeasuredRun& run, const SimulationConfig& base,
+                                 const Catalog& catalog) {
+  check_model(run, base, catalog);
+  check_gpu(run, base);
+  if (!measured_any(run.summary))
+    throw ConfigError(run.source + ": the run measured no TTFT, TPOT, E2E or throughput to fit to");
+  ServingFitCase out{run.source, base, run.summary};
+  if (run.tensor_parallel_size > 0) out.config.parallel.tp = run.tensor_parallel_size;
+  if (run.pipeline_parallel_size > 0) out.config.parallel.pp = run.pipeline_parallel_size;
+  if (!run.engine_version.empty())
+    out.config.engine.vllm_version =
+        VllmVersion::parse(run.engine_version, run.source + ": engine_version");
+  out.config.sample_interval_s = 0;
+  if (run.requests.empty()) {
+    set_aggregate_workload(run, out.config);
+  } else {
+    WorkloadSpec w;
+    w.seed = base.workload.seed;
+    w.replay = std::make_shared<const ReplaySpec>(replay_spec_from(run));
+    out.config.workload = w;
+    out.config.metrics.warmup_requests = 0;
+  }
+  return out;
+}
+
+std::vector<bool> held_out_runs(size_t count, double fraction) {
+  if (!(fraction >= 0 && fraction < 1))
+    throw ConfigError("--holdout: must be a fraction in [0, 1), e.g. 0.25 (got " +
+                      std::to_string(fraction) + ")");
+  // floor(count x fraction) < count runs are held out, so at least one is always fitted.
+  std::vector<bool> out(count, false);
+  for (size_t i = 0; i < count; ++i)
+    out[i] = std::floor((i + 1) * fraction) > std::floor(i * fraction);
+  return out;
+}
+
+}  // namespace servesim

@@ -1,0 +1,172 @@
+#include "calibration/serving_report.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace servesim {
+namespace {
+
+double error_of(double simulated, double measured) {
+  if (!std::isfinite(simulated) || !std::isfinite(measured) || measured <= 0)
+    return std::numeric_limits<double>::quiet_NaN();
+  return simulated / measured - 1.0;
+}
+
+nlohmann::json number_or_null(double v) {
+  return std::isfinite(v) ? nlohmann::json(v) : nullptr;
+}
+
+nlohmann::json parameters_json(const ServingFit& fit) {
+  nlohmann::json out = nlohmann::json::object();
+  for (size_t i = 0; i < fit.parameters.size(); ++i) {
+    const std::string& name = fit.parameters[i];
+    out[name] = {{"start", serving_parameter_value(fit.initial, name)},
+                 {"fitted", serving_parameter_value(fit.fitted, name)},
+                 {"at_bound", static_cast<bool>(fit.at_bound[i])}};
+  }
+  return out;
+}
+
+nlohmann::json run_json(const ServingRunReport& run) {
+  nlohmann::json metrics = nlohmann::json::object();
+  for (const ServingMetricSpec& m : serving_metric_specs()) {
+    const double measured = m.get(run.measured);
+    if (!std::isfinite(measured)) continue;
+    const double before = m.get(run.before), after = m.get(run.after);
+    metrics[std::string(m.key)] = {{"unit", m.unit},
+                                   {"measured", measured * m.scale},
+                                   {"before", number_or_null(before * m.scale)},
+                                   {"after", number_or_null(after * m.scale)},
+                                   {"error_before", number_or_null(error_of(before, measured))},
+                                   {"error_after", number_or_null(error_of(after, measured))}};
+  }
+  return {{"run", run.name}, {"held_out", run.held_out}, {"metrics", metrics}};
+}
+
+std::string format_value(std::string_view name, double v) {
+  char buf[64];
+  if (name == "step_overhead_s" || name == "seq_overhead_s")
+    std::snprintf(buf, sizeof buf, "%.1f us", v * 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.3f", v);
+  return buf;
+}
+
+std::string percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", fraction * 100);
+  return buf;
+}
+
+std::string signed_percent(double fraction) {
+  if (!std::isfinite(fraction)) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", fraction * 100);
+  return buf;
+}
+
+}  // namespace
+
+ServingReport make_serving_report(const std::vector<ServingFitCase>& cases,
+                                  const std::vector<bool>& held_out, const ServingFit& fit,
+                                  double holdout_fraction, const ForEachCase& for_each) {
+  ServingReport report;
+  report.fit = fit;
+  report.holdout_fraction = holdout_fraction;
+  const std::vector<MetricsSummary> before = simulate_serving_cases(cases, fit.initial, for_each);
+  const std::vector<MetricsSummary> after = simulate_serving_cases(cases, fit.fitted, for_each);
+  for (size_t i = 0; i < cases.size(); ++i)
+    report.runs.push_back({cases[i].name, held_out[i], cases[i].measured, before[i], after[i]});
+  return report;
+}
+
+double mean_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
+                      bool after) {
+  double sum = 0;
+  int n = 0;
+  for (const ServingRunReport& run : report.runs) {
+    if (run.held_out != held_out) continue;
+    const double e = error_of(metric.get(after ? run.after : run.before), metric.get(run.measured));
+    if (!std::isfinite(e)) continue;
+    sum += std::fabs(e);
+    ++n;
+  }
+  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+}
+
+nlohmann::json serving_report_json(const ServingReport& report) {
+  nlohmann::json summary = nlohmann::json::object();
+  for (const ServingMetricSpec& m : serving_metric_specs()) {
+    nlohmann::json entry;
+    for (bool held : {false, true})
+      for (bool after : {false, true})
+        entry[std::string(held ? "held_out_" : "fitted_") + (after ? "after" : "before")] =
+            number_or_null(mean_abs_error(report, m, held, after));
+    summary[std::string(m.key)] = entry;
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  for (const ServingRunReport& run : report.runs) runs.push_back(run_json(run));
+  const ServingFit& f = report.fit;
+  return {{"parameters", parameters_json(f)},
+          {"fit",
+           {{"residuals", f.residuals},
+            {"iterations", f.iterations},
+            {"simulations", f.simulations},
+            {"cost_before", f.cost_before},
+            {"cost_after", f.cost_after},
+            {"holdout", report.holdout_fraction}}},
+          {"mean_abs_error", summary},
+          {"runs", runs}};
+}
+
+std::string serving_report_text(const ServingReport& report) {
+  std::string out;
+  char line[256];
+  size_t held = 0;
+  for (const ServingRunReport& r : report.runs) held += r.held_out;
+  std::snprintf(line, sizeof line,
+                "calibrate serving: fitted on %zu runs (%zu measured values), %zu held out; %d "
+                "steps, %d simulations of each run\n\n",
+                report.runs.size() - held, report.fit.residuals, held, report.fit.iterations,
+                report.fit.simulations);
+  out += line;
+  out += "parameter              start        fitted\n";
+  for (size_t i = 0; i < report.fit.parameters.size(); ++i) {
+    const std::string& name = report.fit.parameters[i];
+    std::snprintf(line, sizeof line, "%-22s %-12s %-12s%s\n", name.c_str(),
+                  format_value(name, serving_parameter_value(report.fit.initial, name)).c_str(),
+                  format_value(name, serving_parameter_value(report.fit.fitted, name)).c_str(),
+                  report.fit.at_bound[i] ? "  (at its bound)" : "");
+    out += line;
+  }
+  const bool on_held = held > 0;
+  out += on_held ? "\nmean |error| on the held-out runs   before   after\n"
+                 : "\nmean |error| on the fitted runs (nothing held out)   before   after\n";
+  for (const ServingMetricSpec& m : serving_metric_specs()) {
+    const double b = mean_abs_error(report, m, on_held, false);
+    const double a = mean_abs_error(report, m, on_held, true);
+    if (!std::isfinite(b) && !std::isfinite(a)) continue;
+    std::snprintf(line, sizeof line, "  %-32s %7s %7s\n", std::string(m.key).c_str(),
+                  percent(b).c_str(), percent(a).c_str());
+    out += line;
+  }
+  if (on_held) {
+    out += "\nheld-out run                              metric      measured   before    after\n";
+    for (const ServingRunReport& r : report.runs) {
+      if (!r.held_out) continue;
+      for (const ServingMetricSpec& m : serving_metric_specs()) {
+        if (!m.fitted || !std::isfinite(m.get(r.measured))) continue;
+        const std::string shown = r.name.substr(r.name.find_last_of('/') + 1);
+        std::snprintf(line, sizeof line, "%-41s %-11s %8.1f %8s %8s\n", shown.c_str(),
+                      std::string(m.key).c_str(), m.get(r.measured) * m.scale,
+                      signed_percent(error_of(m.get(r.before), m.get(r.measured))).c_str(),
+                      signed_percent(error_of(m.get(r.after), m.get(r.measured))).c_str());
+        out += line;
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace servesim

@@ -1,0 +1,46 @@
+// ServingReport: what `servesim calibrate serving` tells the user — the fitted parameters
+// against their start values and bounds, and for every run (held-out ones marked) each
+// metric measured, simulated before the fit (the catalog defaults) and after it, with the
+// errors, so the user sees what calibration bought on runs it never saw. The JSON is the
+// report file; the text is what the command prints.
+//
+// Errors are simulated / measured - 1 (NaN where a side is missing). Plain values and
+// stateless functions; thread-safe.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "calibration/serving_fit.h"
+
+namespace servesim {
+
+struct ServingRunReport {
+  std::string name;
+  bool held_out = false;
+  MetricsSummary measured;
+  MetricsSummary before;  // simulated at the start parameters
+  MetricsSummary after;   // simulated at the fitted parameters
+};
+
+struct ServingReport {
+  ServingFit fit;
+  std::vector<ServingRunReport> runs;  // every run, in input order
+  double holdout_fraction = 0;
+};
+
+// Simulates every case before and after the fit. REQUIRES: held_out.size() == cases.size().
+ServingReport make_serving_report(const std::vector<ServingFitCase>& cases,
+                                  const std::vector<bool>& held_out, const ServingFit& fit,
+                                  double holdout_fraction, const ForEachCase& for_each = {});
+
+// Mean of |error| over the runs (held-out ones, or the fitted ones) that measured the metric;
+// NaN when none did.
+double mean_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
+                      bool after);
+
+nlohmann::json serving_report_json(const ServingReport& report);
+std::string serving_report_text(const ServingReport& report);
+
+}  // namespace servesim

@@ -1,0 +1,181 @@
+#include "cli/calibrate_serving_command.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "calibration/measured_run_reader.h"
+#include "calibration/published_serving_rows.h"
+#include "calibration/serving_case_builder.h"
+#include "calibration/serving_report.h"
+#include "models/config_error.h"
+#include "models/json_file.h"
+#include "plan/parallel_for.h"
+#include "sim/metrics/atomic_file.h"
+#include "sim/run/scenario.h"
+
+namespace servesim {
+namespace {
+
+struct Base {
+  nlohmann::json json;  // the scenario as simulated (overrides applied)
+  std::string dir;      // resolves its relative paths
+  std::string origin;
+};
+
+Base base_scenario(const CalibrateServingOptions& o) {
+  if (!o.scenario.empty()) {
+    if (!o.model.empty() || !o.gpu.empty())
+      throw ConfigError(
+          "calibrate serving: give the deployment either as a scenario or as --model/--gpu, not "
+          "both (use --set model=... to change the scenario's)");
+    Base b{load_json_file(o.scenario), std::filesystem::path(o.scenario).parent_path().string(),
+           o.scenario};
+    apply_overrides(b.json, o.overrides);
+    return b;
+  }
+  if (o.model.empty() || o.gpu.empty())
+    throw ConfigError(
+        "calibrate serving: name the deployment: a scenario file, or --model and --gpu");
+  nlohmann::json j = {{"name", "calibrate-serving"},
+                      {"model", o.model},
+                      {"gpu", o.gpu},
+                      {"parallel", {{"tensor_parallel_size", o.tp}}},
+                      {"workload",
+                       {{"arrival", {{"type", "closed"}, {"clients", 1}}},
+                        {"prompt_tokens", 1},
+                        {"output_tokens", 1},
+                        {"num_requests", 1}}}};
+  if (o.max_model_len > 0) j["engine"] = {{"max_model_len", o.max_model_len}};
+  Base b{j, ".", "calibrate serving"};
+  apply_overrides(b.json, o.overrides);
+  return b;
+}
+
+std::vector<MeasuredRun> read_runs(const std::vector<std::string>& paths) {
+  std::vector<MeasuredRun> runs;
+  for (const std::string& path : paths) {
+    if (std::filesystem::is_regular_file(path) && is_published_serving_rows(path)) {
+      for (MeasuredRun& r : read_published_serving_rows(path)) runs.push_back(std::move(r));
+    } else {
+      runs.push_back(read_measured_run(path));
+    }
+  }
+  return runs;
+}
+
+// The base scenario with the fitted values in it: simulate, sweep and plan run it as fitted.
+nlohmann::json fitted_scenario(nlohmann::json j, const ServingFit& fit, const SimulationConfig& c) {
+  const ServingParameters& p = fit.fitted;
+  nlohmann::json& m = j["cost_model"];
+  if (!m.is_object() || m.value("type", "roofline") != "roofline") m = nlohmann::json::object();
+  m["type"] = "roofline";
+  m["compute_efficiency"] = p.compute_efficiency;
+  m["memory_efficiency"] = p.memory_efficiency;
+  m["step_overhead_ms"] = p.step_overhead_s * 1e3;
+  m["seq_overhead_us"] = p.seq_overhead_s * 1e6;
+  if (c.service.enabled && p.frontend_scale != 1) {
+    const FrontendSpec f = with_serving_parameters(c, p).service.frontend;
+    nlohmann::json& service = j["service"];
+    if (!service.is_object()) service = nlohmann::json::object();
+    nlohmann::json& frontend = service["frontend"];
+    if (!frontend.is_object()) frontend = nlohmann::json::object();
+    frontend["request_s"] = f.station.request_s.mean();
+    frontend["per_prompt_token_s"] = f.station.per_prompt_token_s;
+    frontend["step_s"] = f.step_s.mean();
+    frontend["per_output_token_s"] = f.per_output_token_s;
+  }
+  return j;
+}
+
+nlohmann::json profile_json(const ServingReport& report, const SimulationConfig& c,
+                            const std::vector<MeasuredRun>& runs) {
+  nlohmann::json used = nlohmann::json::array(), held = nlohmann::json::array();
+  for (const ServingRunReport& r : report.runs) (r.held_out ? held : used).push_back(r.name);
+  nlohmann::json values = nlohmann::json::object();
+  for (std::string_view name : serving_parameter_names())
+    values[std::string(name)] = serving_parameter_value(report.fit.fitted, name);
+  return {{"format", "servesim-serving-profile"},
+          {"version", 1},
+          {"model", c.model.name},
+          {"gpu", c.gpu.name},
+          {"engine_version", runs.empty() ? "" : runs.front().engine_version},
+          {"parameters", values},
+          {"fitted", report.fit.parameters},
+          {"runs_fitted", used},
+          {"runs_held_out", held}};
+}
+
+void write_outputs(const std::string& dir, const ServingReport& report, const Base& base,
+                   const SimulationConfig& c, const std::vector<MeasuredRun>& runs) {
+  std::filesystem::create_directories(dir);
+  write_file_atomically(dir + "/report.json", serving_report_json(report).dump(2) + "\n");
+  write_file_atomically(dir + "/profile.json", profile_json(report, c, runs).dump(2) + "\n");
+  write_file_atomically(dir + "/scenario.json",
+                        fitted_scenario(base.json, report.fit, c).dump(2) + "\n");
+}
+
+}  // namespace
+
+void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions& o,
+                                   CLI::App*& subcommand) {
+  CLI::App* c = calibrate.add_subcommand(
+      "serving", "Fit the simulator to serving runs measured on a real deployment");
+  subcommand = c;
+  c->add_option("scenario", o.scenario, "Base scenario JSON (the deployment); or --model/--gpu");
+  c->add_option("--measured", o.measured,
+                "vllm bench serve result JSON, loadtest folder, timing trace or published rows CSV")
+      ->required()
+      ->expected(1, -1);
+  c->add_option("--model", o.model, "Without a scenario: catalog name or model JSON");
+  c->add_option("--gpu", o.gpu, "Without a scenario: catalog GPU name or JSON");
+  c->add_option("--tp", o.tp, "Without a scenario: tensor parallel size")->capture_default_str();
+  c->add_option("--max-model-len", o.max_model_len, "Without a scenario: vLLM's --max-model-len");
+  c->add_option("--set", o.overrides, "Override a key of the base scenario (key=value)");
+  c->add_option("--holdout", o.holdout, "Fraction of the runs held out of the fit, for the report")
+      ->capture_default_str();
+  c->add_option("--fit", o.fit, "Parameters to fit (comma list; default: all that apply)")
+      ->delimiter(',');
+  c->add_option("--max-iterations", o.max_iterations, "Levenberg-Marquardt steps at most")
+      ->capture_default_str();
+  c->add_option("--threads", o.threads, "Simulations in parallel (0: every core)")
+      ->capture_default_str();
+  c->add_option("--out", o.out_dir, "Write report.json, profile.json and scenario.json here");
+  c->add_flag("--json", o.json, "Print the report as JSON");
+}
+
+int run_calibrate_serving_command(const CalibrateServingOptions& o) {
+  const Catalog catalog;
+  const Base base = base_scenario(o);
+  const SimulationConfig config = parse_scenario(base.json, base.dir, base.origin, catalog).config;
+  const std::vector<MeasuredRun> runs = read_runs(o.measured);
+  const std::vector<bool> held_out = held_out_runs(runs.size(), o.holdout);
+  std::vector<ServingFitCase> all, train;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    all.push_back(make_serving_case(runs[i], config, catalog));
+    if (!held_out[i]) train.push_back(all.back());
+  }
+  ServingFitOptions options;
+  options.parameters = o.fit;
+  options.solver.max_iterations = o.max_iterations;
+  const int threads = o.threads;
+  options.for_each = [threads](size_t n, const std::function<void(size_t)>& body) {
+    parallel_for(n, threads, body);
+  };
+  const ServingFit fit = fit_serving(train, options);
+  const ServingReport report = make_serving_report(all, held_out, fit, o.holdout, options.for_each);
+  if (!o.out_dir.empty()) write_outputs(o.out_dir, report, base, config, runs);
+  if (o.json) {
+    std::printf("%s\n", serving_report_json(report).dump(2).c_str());
+  } else {
+    std::printf("%s", serving_report_text(report).c_str());
+    if (!o.out_dir.empty())
+      std::printf(
+          "\nwrote %s/{report,profile,scenario}.json; simulate with: servesim simulate "
+          "%s/scenario.json\n",
+          o.out_dir.c_str(), o.out_dir.c_str());
+  }
+  return 0;
+}
+
+}  // namespace servesim

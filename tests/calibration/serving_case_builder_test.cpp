@@ -1,0 +1,170 @@
+#include "calibration/serving_case_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "calibration/published_serving_rows.h"
+#include "calibration_test_util.h"
+#include "models/config_error.h"
+#include "sim/run/scenario.h"
+
+namespace servesim {
+namespace {
+
+const std::string kRows =
+    std::string(SERVESIM_SOURCE_DIR) + "/tests/calibration/data/published/qwen3-32b-h100-rows.csv";
+
+SimulationConfig qwen_on_h100() {
+  const nlohmann::json j = {{"model", "Qwen3-32B"},
+                            {"gpu", "H100"},
+                            {"parallel", {{"tensor_parallel_size", 2}}},
+                            {"engine", {{"max_model_len", 8192}}},
+                            {"workload",
+                             {{"arrival", {{"type", "poisson"}, {"rate_qps", 1}}},
+                              {"prompt_tokens", 1},
+                              {"output_tokens", 1},
+                              {"num_requests", 1}}}};
+  return parse_scenario(j, ".", "test", Catalog()).config;
+}
+
+std::string write_file(const std::string& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir + "/" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(PublishedServingRows, ReadsEachRowAsAClosedLoopRun) {
+  ASSERT_TRUE(is_published_serving_rows(kRows));
+  const std::vector<MeasuredRun> runs = read_published_serving_rows(kRows);
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[1].source, kRows + ":3");
+  EXPECT_EQ(runs[1].format, "published");
+  EXPECT_EQ(runs[1].model, "Qwen/Qwen3-32B");
+  EXPECT_EQ(runs[1].gpu, "h100_sxm");
+  EXPECT_EQ(runs[1].engine_version, "0.12.0");
+  EXPECT_EQ(runs[1].tensor_parallel_size, 4);
+  EXPECT_EQ(runs[1].pipeline_parallel_size, 1);
+  EXPECT_EQ(*runs[2].load.max_concurrency, 16);
+  EXPECT_EQ(runs[2].prompt_tokens_per_request, 1024);
+  EXPECT_EQ(runs[2].output_tokens_per_request, 128);
+  EXPECT_NEAR(runs[0].summary.ttft.mean_s, 0.1542481599, 1e-12);
+  EXPECT_NEAR(runs[0].summary.tpot.mean_s, 0.0180370482875, 1e-12);
+  EXPECT_TRUE(std::isnan(runs[0].summary.e2e.mean_s));
+  EXPECT_TRUE(runs[0].requests.empty());
+}
+
+TEST(PublishedServingRows, BadRowsNameTheLineAndColumn) {
+  const std::string dir = testing::fresh_dir("published_rows");
+  const std::string header =
+      "engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,pp,ttft_ms,tpot_ms\n";
+  const std::string bad_tp = write_file(
+      dir, "tp.csv", header + "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,two,1,154,18\n");
+  EXPECT_EQ(error_of([&] { read_published_serving_rows(bad_tp); }),
+            bad_tp + ":2: tp: expected a positive whole number, got 'two'");
+  const std::string disagg = write_file(
+      dir, "d.csv", header + "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,disagg,1024,128,8,2,1,154,18\n");
+  EXPECT_NE(error_of([&] { read_published_serving_rows(disagg); }).find(":2: mode: expected"),
+            std::string::npos);
+  const std::string negative = write_file(
+      dir, "n.csv", header + "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,-1,18\n");
+  EXPECT_EQ(error_of([&] { read_published_serving_rows(negative); }),
+            negative + ":2: ttft_ms: expected a positive number, got '-1'");
+  const std::string no_column = write_file(dir, "c.csv", "model,gpu,isl\nq,h,1\n");
+  EXPECT_FALSE(is_published_serving_rows(no_column));
+  EXPECT_NE(error_of([&] { read_published_serving_rows(no_column); }).find("missing column 'osl'"),
+            std::string::npos);
+  const std::string empty = write_file(dir, "e.csv", header);
+  EXPECT_EQ(error_of([&] { read_published_serving_rows(empty); }),
+            empty + ": no rows after the header");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(ServingCaseBuilder, APublishedRowBecomesItsClosedLoopOnTheRowsTp) {
+  const MeasuredRun run = read_published_serving_rows(kRows)[1];
+  const ServingFitCase c = make_serving_case(run, qwen_on_h100(), Catalog());
+  EXPECT_EQ(c.name, run.source);
+  EXPECT_EQ(c.config.parallel.tp, 4);
+  const WorkloadSpec& w = c.config.workload;
+  EXPECT_EQ(w.kind, WorkloadKind::kClosedLoop);
+  EXPECT_EQ(w.clients, 8);
+  EXPECT_EQ(w.ramp_up_s, 0);
+  EXPECT_EQ(w.prompt_tokens.mean(), 1024);
+  EXPECT_EQ(w.output_tokens.mean(), 128);
+  EXPECT_EQ(w.num_requests, 200u);  // max(8 x 8, 200): the row does not say
+  EXPECT_EQ(c.config.metrics.warmup_requests, 16u);
+  EXPECT_EQ(c.measured.ttft.mean_s, run.summary.ttft.mean_s);
+  EXPECT_EQ(c.config.engine.vllm_version, (VllmVersion{0, 12}));  // the row's, not the default
+
+  MeasuredRun ancient = run;
+  ancient.engine_version = "0.1.2";
+  EXPECT_NE(error_of([&] {
+              make_serving_case(ancient, qwen_on_h100(), Catalog());
+            }).find(run.source + ": engine_version"),
+            std::string::npos);
+}
+
+TEST(ServingCaseBuilder, AnAggregateRunIssuesItsOwnCountAtItsRate) {
+  MeasuredRun run;
+  run.source = "bench.json";
+  run.model = "Qwen/Qwen3-32B";
+  run.load.request_rate_per_s = 4;
+  run.load.burstiness = 4;  // gamma shape 4: cv 1/2
+  run.summary.completed = 100;
+  run.summary.input_tokens = 51200;
+  run.summary.output_tokens = 12800;
+  run.summary.tpot.mean_s = 0.02;
+  const ServingFitCase c = make_serving_case(run, qwen_on_h100(), Catalog());
+  const WorkloadSpec& w = c.config.workload;
+  EXPECT_EQ(w.kind, WorkloadKind::kOpenLoop);
+  EXPECT_EQ(w.num_requests, 100u);
+  EXPECT_EQ(w.prompt_tokens.mean(), 512);
+  EXPECT_EQ(w.output_tokens.mean(), 128);
+  EXPECT_EQ(c.config.metrics.warmup_requests, 0u);
+  EXPECT_EQ(c.config.parallel.tp, 2);  // the scenario's: the run does not say
+
+  run.load.request_rate_per_s = MeasuredLoad::kUnlimited;  // vllm bench's default: all at once
+  const ServingFitCase burst = make_serving_case(run, qwen_on_h100(), Catalog());
+  EXPECT_EQ(burst.config.workload.kind, WorkloadKind::kClosedLoop);
+  EXPECT_EQ(burst.config.workload.clients, 100);
+}
+
+TEST(ServingCaseBuilder, RefusesARunOfAnotherModelOrGpuOrWithoutLengths) {
+  MeasuredRun run = read_published_serving_rows(kRows)[0];
+  run.model = "meta-llama/Llama-3.1-8B-Instruct";
+  EXPECT_EQ(error_of([&] { make_serving_case(run, qwen_on_h100(), Catalog()); }),
+            run.source +
+                ": the run served model 'meta-llama/Llama-3.1-8B-Instruct', the scenario deploys "
+                "'Qwen3-32B'; pass the run's model (--model or the scenario's \"model\")");
+  run = read_published_serving_rows(kRows)[0];
+  run.gpu = "a100_sxm";
+  EXPECT_NE(error_of([&] {
+              make_serving_case(run, qwen_on_h100(), Catalog());
+            }).find("measured on GPU 'a100_sxm', the scenario deploys 'H100-SXM'"),
+            std::string::npos);
+  run = read_published_serving_rows(kRows)[0];
+  run.prompt_tokens_per_request = MeasuredRequest::kNone;
+  EXPECT_NE(error_of([&] {
+              make_serving_case(run, qwen_on_h100(), Catalog());
+            }).find("neither per-request lengths nor token totals"),
+            std::string::npos);
+  run = read_published_serving_rows(kRows)[0];
+  run.summary = MetricsSummary{};
+  EXPECT_NE(error_of([&] {
+              make_serving_case(run, qwen_on_h100(), Catalog());
+            }).find("measured no TTFT, TPOT, E2E or throughput"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace servesim
