@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "calibration/measured_run_reader.h"
+#include "calibration/memory_log_comparison.h"
 #include "calibration/published_serving_rows.h"
 #include "calibration/serving_case_builder.h"
 #include "calibration/serving_report.h"
@@ -50,6 +51,37 @@ Base base_scenario(const CalibrateServingOptions& o) {
   Base b{j, ".", "calibrate serving"};
   apply_overrides(b.json, o.overrides);
   return b;
+}
+
+// The log's vLLM version and the memory terms that make servesim's KV capacity the log's,
+// written into the base scenario's engine block; prints what the fit changed.
+void fit_memory_to_log(const std::string& path, const Catalog& catalog, Base& base) {
+  const VllmStartupLog log = VllmStartupLog::read_file(path);
+  SimulationConfig c = parse_scenario(base.json, base.dir, base.origin, catalog).config;
+  // The scenario states the deployment; the log adds only the release it ran.
+  GivenSettings given{.tp = true,
+                      .pp = true,
+                      .dtype = true,
+                      .kv_cache_dtype = true,
+                      .max_model_len = true,
+                      .gpu_memory_utilization = true,
+                      .max_num_seqs = true,
+                      .max_num_batched_tokens = true,
+                      .block_size = true,
+                      .enforce_eager = true,
+                      .enable_chunked_prefill = true,
+                      .vllm_version = false,
+                      .gpu_memory_bytes = true};
+  deployment_from_log(log, given, c.parallel, c.engine);
+  const MemoryPlan before = MemoryPlan::compute_unchecked(c.model, c.gpu, c.parallel, c.engine);
+  const MemoryLogFit fit = MemoryLogFit::fit(log, c.model, c.gpu, c.parallel, c.engine);
+  nlohmann::json& engine = base.json["engine"];
+  if (!engine.is_object()) engine = nlohmann::json::object();
+  engine["vllm_version"] = c.engine.vllm_version.to_string();
+  engine.update(fit.engine_keys());
+  std::printf("memory from %s: KV cache %lld tokens with servesim's terms, %lld fitted (%s)\n\n",
+              path.c_str(), static_cast<long long>(before.kv_cache_tokens),
+              static_cast<long long>(fit.plan.kv_cache_tokens), fit.engine_keys().dump().c_str());
 }
 
 std::vector<MeasuredRun> read_runs(const std::vector<std::string>& paths) {
@@ -132,6 +164,7 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
   c->add_option("--tp", o.tp, "Without a scenario: tensor parallel size")->capture_default_str();
   c->add_option("--max-model-len", o.max_model_len, "Without a scenario: vLLM's --max-model-len");
   c->add_option("--set", o.overrides, "Override a key of the base scenario (key=value)");
+  c->add_option("--log", o.log, "vLLM start-up log of the deployment: fit its memory terms first");
   c->add_option("--holdout", o.holdout, "Fraction of the runs held out of the fit, for the report")
       ->capture_default_str();
   c->add_option("--fit", o.fit, "Parameters to fit (comma list; default: all that apply)")
@@ -146,7 +179,8 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
 
 int run_calibrate_serving_command(const CalibrateServingOptions& o) {
   const Catalog catalog;
-  const Base base = base_scenario(o);
+  Base base = base_scenario(o);
+  if (!o.log.empty()) fit_memory_to_log(o.log, catalog, base);
   const SimulationConfig config = parse_scenario(base.json, base.dir, base.origin, catalog).config;
   const std::vector<MeasuredRun> runs = read_runs(o.measured);
   const std::vector<bool> held_out = held_out_runs(runs.size(), o.holdout);

@@ -66,6 +66,31 @@ TEST(CalibrateServingCommand, FitsHoldsOutReportsAndWritesAScenarioThatSimulates
   fs::remove_all(out);
 }
 
+// With a start-up log, the runs are simulated with the KV capacity vLLM had: the log's memory
+// terms land in the fitted scenario's engine block.
+TEST(CalibrateServingCommand, ALogSetsTheMemoryTermsFirst) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_cal_log_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string rows = (dir / "rows.csv").string();
+  std::ofstream(rows) << "engine,engine_version,model,gpu,isl,osl,concurrency,tp,ttft_ms,tpot_ms\n"
+                         "vllm,0.6.4,meta-llama/Llama-3.1-8B-Instruct,rtx_3090,512,32,4,1,90,25\n"
+                         "vllm,0.6.4,meta-llama/Llama-3.1-8B-Instruct,rtx_3090,512,32,8,1,150,28\n";
+  const CliResult r = run_servesim(
+      "calibrate serving --model Llama-3.1-8B --gpu RTX-3090 --max-model-len 20000 "
+      "--log " SERVESIM_SOURCE_DIR
+      "/tests/calibration/data/vllm-logs/kv02-v0.6.4-llama-3.1-8b-rtx3090.log --measured " +
+      rows + " --fit memory_efficiency --holdout 0 --max-iterations 2 --out " +
+      (dir / "out").string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("31232 fitted"), std::string::npos) << r.out;
+  const nlohmann::json scenario = read_json(dir / "out" / "scenario.json");
+  EXPECT_EQ(scenario["engine"]["vllm_version"], "0.6");
+  EXPECT_TRUE(scenario["engine"].contains("non_torch_memory_gib")) << scenario.dump();
+  fs::remove_all(dir);
+}
+
 TEST(CalibrateServingCommand, BadInputIsOneLineAndExitTwo) {
   expect_one_line_error(
       run_servesim("calibrate serving --measured " + kRows + " --model Llama-3.1-8B --gpu H100"),
