@@ -6,12 +6,12 @@
 //   "vllm-bench-legacy"  benchmarks/benchmark_serving.py (before 0.10): per-request arrays
 //                        always, no start_times, no latencies (E2E = TTFT + the ITLs)
 // Keys read: model_id, backend (endpoint_type), request_rate (a number or "inf"), burstiness,
-// max_concurrency, ramp_up_strategy; duration, completed, failed, total_input_tokens, total_output_tokens,
-// request_throughput, request_goodput, output_throughput, total_token_throughput;
-// {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms; and per request input_lens, output_lens,
-// ttfts, itls, latencies, start_times, errors (generated_texts and everything else are
-// ignored). A request with error text, no TTFT or no output token failed (ok = false).
-// The summary is the file's own aggregates (ms -> s; median -> p50, p100 -> max); what the
+// max_concurrency, ramp_up_strategy; duration, completed, failed, total_input_tokens,
+// total_output_tokens, request_throughput, request_goodput, output_throughput,
+// total_token_throughput; {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms; and per request
+// input_lens, output_lens, ttfts, itls, latencies, start_times, errors (generated_texts and
+// everything else are ignored). A request with error text, no TTFT or no output token failed (ok =
+// false). The summary is the file's own aggregates (ms -> s; median -> p50, p100 -> max); what the
 // file leaves out is computed from its requests (summary_of_requests).
 //
 // Strict: truncated JSON, a key of the wrong type, per-request arrays of different lengths and

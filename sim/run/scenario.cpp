@@ -95,9 +95,9 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c) {
     r.raw("gpu_memory_bytes");
   }
   e.enforce_eager = r.optional<bool>("enforce_eager", false);
-  e.vllm_version = VllmVersion::parse(
-      r.optional<std::string>("vllm_version", kNewestModelledVllm.to_string()),
-      r.context() + ": vllm_version");
+  e.vllm_version =
+      VllmVersion::parse(r.optional<std::string>("vllm_version", kNewestModelledVllm.to_string()),
+                         r.context() + ": vllm_version");
   if (r.has("num_gpu_blocks_override")) {
     e.num_gpu_blocks_override = r.positive_int("num_gpu_blocks_override");
   } else {

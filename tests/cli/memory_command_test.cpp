@@ -136,9 +136,9 @@ TEST(MemoryCommand, AnUnmodelledLogVersionCanBeComparedAsANamedRelease) {
 }
 
 TEST(MemoryCommand, ScenarioEngineKeysChooseTheVersion) {
-  const std::string quickstart =
-      "simulate " SERVESIM_SOURCE_DIR "/configs/scenarios/quickstart.json --json "
-      "--set workload.num_requests=20";
+  const std::string quickstart = "simulate " SERVESIM_SOURCE_DIR
+                                 "/configs/scenarios/quickstart.json --json "
+                                 "--set workload.num_requests=20";
   const CliResult r = run_servesim(quickstart + " --set 'engine.vllm_version=\"0.20\"'" +
                                    " --set engine.enforce_eager=true");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -147,8 +147,7 @@ TEST(MemoryCommand, ScenarioEngineKeysChooseTheVersion) {
   EXPECT_EQ(engine["enforce_eager"], true);
   const CliResult bad = run_servesim(quickstart + " --set 'engine.vllm_version=\"0.3\"'");
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("vllm_version: vLLM 0.3 is not modelled"), std::string::npos)
-      << bad.err;
+  EXPECT_NE(bad.err.find("vllm_version: vLLM 0.3 is not modelled"), std::string::npos) << bad.err;
 }
 
 TEST(MemoryCommand, BadLogsAndFlagsGiveOneLineErrors) {
