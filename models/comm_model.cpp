@@ -1,5 +1,6 @@
 #include "models/comm_model.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -35,6 +36,15 @@ CommModel::CommModel(double link_Bps, CommOptions options)
   require_fraction(options.send_recv_efficiency, "send_recv_efficiency");
   require_non_negative(options.all_reduce_latency_s, "all_reduce_latency_s");
   require_non_negative(options.send_recv_latency_s, "send_recv_latency_s");
+  require_non_negative(options.all_to_all_latency_s, "all_to_all_latency_s");
+  if (options.gpus_per_node < 1) {
+    throw ConfigError("communication option gpus_per_node must be >= 1, got " +
+                      std::to_string(options.gpus_per_node));
+  }
+  if (!(options.inter_node_Bps > 0) || !std::isfinite(options.inter_node_Bps)) {
+    throw ConfigError("communication option inter_node_Bps must be > 0 bytes/s, got " +
+                      std::to_string(options.inter_node_Bps));
+  }
 }
 
 CommModel CommModel::for_hardware(const HardwareSpec& gpu, CommOptions options) {
@@ -59,6 +69,17 @@ double CommModel::send_recv_s(int64_t bytes) const {
   if (bytes <= 0) return 0;
   return options_.send_recv_latency_s +
          static_cast<double>(bytes) / (link_Bps_ * options_.send_recv_efficiency);
+}
+
+double CommModel::all_to_all_s(int64_t bytes, int num_ranks) const {
+  if (num_ranks <= 1 || bytes <= 0) return 0;
+  const double n = num_ranks;
+  const double in_node = std::min(num_ranks, options_.gpus_per_node);
+  const double b = static_cast<double>(bytes);
+  const double nvlink_s = b * (in_node - 1) / n / (link_Bps_ * options_.send_recv_efficiency);
+  const double network_s =
+      b * (n - in_node) / n / (options_.inter_node_Bps * options_.send_recv_efficiency);
+  return options_.all_to_all_latency_s + std::max(nvlink_s, network_s);
 }
 
 }  // namespace servesim

@@ -1,9 +1,15 @@
 // CommModel: time of the collectives a model replica runs between its GPUs — the
-// tensor-parallel all-reduce (ring) and the pipeline-parallel point-to-point send.
+// tensor-parallel all-reduce (ring), the pipeline-parallel point-to-point send and the
+// expert-parallel all-to-all (MoE dispatch and combine).
 //
 //   all_reduce_s(B, n) = latency + 2 (n - 1) / n * B / (link * efficiency)      (n > 1)
 //   all_gather_s(B, n) = latency + (n - 1) / n * B / (link * efficiency)       (n > 1)
 //   send_recv_s(B)     = p2p latency + B / (link * p2p efficiency)
+//   all_to_all_s(B, n) = a2a latency + max(B * (g - 1) / n / (link * p2p efficiency),
+//                                          B * (n - g) / n / (inter-node link * p2p efficiency))
+//     B: what one rank exchanges; g = min(n, gpus_per_node): the n ranks fill nodes of
+//     gpus_per_node GPUs, a 1/n slice of B stays on the GPU, the peers in its node are
+//     reached over NVLink and the rest over the inter-node link, both at once.
 //
 // link is one direction of the GPU's interconnect (HardwareSpec::interconnect_Bps()).
 // The latency is a fixed cost per collective, not per ring hop: NCCL's measured small-message
@@ -30,11 +36,24 @@ inline constexpr double kAllReduceBandwidthEfficiency = 0.68;
 inline constexpr double kSendRecvLatencyS = 10e-6;
 inline constexpr double kSendRecvBandwidthEfficiency = 0.77;
 
+// Expert-parallel all-to-all: NCCL's and DeepEP's dispatch and combine are batches of
+// point-to-point sends, so they take the send/recv bandwidth efficiency; the fixed cost is the
+// all-reduce latency (one collective launch and its synchronisation). Not fitted: no
+// all-to-all timings are at hand (docs/expert-parallelism.md).
+inline constexpr double kAllToAllLatencyS = kAllReduceLatencyS;
+// A DGX/HGX node: 8 GPUs on NVLink; beyond it one 400 Gb/s InfiniBand NIC per GPU
+// (ConnectX-7), 50 GB/s each way.
+inline constexpr int kGpusPerNode = 8;
+inline constexpr double kInterNodeBps = 50e9;
+
 struct CommOptions {
   double all_reduce_latency_s = kAllReduceLatencyS;              // seconds per all-reduce
   double all_reduce_efficiency = kAllReduceBandwidthEfficiency;  // fraction of link bandwidth
   double send_recv_latency_s = kSendRecvLatencyS;                // seconds per send
   double send_recv_efficiency = kSendRecvBandwidthEfficiency;    // fraction of link bandwidth
+  double all_to_all_latency_s = kAllToAllLatencyS;               // seconds per all-to-all
+  int gpus_per_node = kGpusPerNode;                              // GPUs sharing NVLink
+  double inter_node_Bps = kInterNodeBps;  // bytes/s per GPU, one direction, between nodes
 };
 
 class CommModel {
@@ -52,6 +71,9 @@ class CommModel {
   double all_gather_s(int64_t bytes, int num_gpus) const;
   // Seconds to send `bytes` from one GPU to another; 0 when bytes <= 0.
   double send_recv_s(int64_t bytes) const;
+  // Seconds for an all-to-all over num_ranks GPUs in which each rank exchanges `bytes` (its
+  // slice for itself included, which stays put); 0 when num_ranks <= 1 or bytes <= 0.
+  double all_to_all_s(int64_t bytes, int num_ranks) const;
 
   double link_Bps() const { return link_Bps_; }
   const CommOptions& options() const { return options_; }

@@ -101,11 +101,20 @@ double attention_bytes_per_gpu(const ModelSpec& m, int tp, double lin, double sm
   return bytes;
 }
 
-double ffn_bytes_per_gpu(const ModelSpec& m, int layer, int tp, double lin, double expert,
-                         double small) {
-  if (!m.layer_is_moe(layer)) return lin * 3.0 * m.hidden_size * m.intermediate_size / tp;
-  const double router = static_cast<double>(m.hidden_size) * m.moe->num_experts;
-  return expert * static_cast<double>(m.expert_params_per_layer()) / tp + small * router;
+double ffn_bytes_per_gpu(const ModelSpec& m, int layer, const ParallelConfig& p, double lin,
+                         double expert, double small) {
+  if (!m.layer_is_moe(layer)) return lin * 3.0 * m.hidden_size * m.intermediate_size / p.tp;
+  const MoeSpec& e = *m.moe;
+  const double router = static_cast<double>(m.hidden_size) * e.num_experts;
+  const double per_expert =
+      static_cast<double>(m.expert_params_per_layer()) / (e.num_experts + e.shared_experts);
+  // Expert parallelism: num_experts / EP whole routed experts per GPU; shared experts stay
+  // split over TP. Without it every expert is split over TP.
+  const double experts = p.enable_expert_parallel
+                             ? static_cast<double>(e.num_experts) / p.ep() +
+                                   static_cast<double>(e.shared_experts) / p.tp
+                             : static_cast<double>(e.num_experts + e.shared_experts) / p.tp;
+  return expert * per_expert * experts + small * router;
 }
 
 double vocab_rows_per_gpu(const ModelSpec& m, int tp) {
@@ -144,7 +153,7 @@ int64_t weights_bytes_per_gpu(const ModelSpec& m, const ParallelConfig& p, const
   double bytes = 0;
   for (int l = first; l < first + count; ++l) {
     bytes += attention_bytes_per_gpu(m, p.tp, lin, small);
-    bytes += ffn_bytes_per_gpu(m, l, p.tp, lin, expert, small);
+    bytes += ffn_bytes_per_gpu(m, l, p, lin, expert, small);
     bytes += small * static_cast<double>(m.norm_params_per_layer());
   }
   const double table = small * vocab_rows_per_gpu(m, p.tp) * m.hidden_size;
@@ -291,7 +300,9 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
   double total_weights = 0;
   for (int stage = 0; stage < parallel.pp; ++stage) {
     const int64_t weights = weights_bytes_per_gpu(model, parallel, e, stage);
-    total_weights += static_cast<double>(weights) * parallel.tp;
+    // With expert parallelism one copy of the model spans all dp replicas' GPUs.
+    total_weights += static_cast<double>(weights) * parallel.tp *
+                     (parallel.enable_expert_parallel ? parallel.dp : 1);
     const int layers = parallel.layers_in_stage(model.num_layers, stage);
     const int64_t available = e.kv_cache_memory_bytes
                                   ? *e.kv_cache_memory_bytes
@@ -438,6 +449,10 @@ nlohmann::json MemoryPlan::to_json() const {
   j["tensor_parallel_size"] = parallel.tp;
   j["pipeline_parallel_size"] = parallel.pp;
   j["gpus_per_replica"] = parallel.gpus_per_replica();
+  if (parallel.enable_expert_parallel) {
+    j["data_parallel_size"] = parallel.dp;
+    j["expert_parallel_size"] = parallel.ep();
+  }
   j["gpu_memory_utilization"] = engine.gpu_memory_utilization;
   j["max_model_len"] = engine.max_model_len;
   j["max_num_seqs"] = engine.max_num_seqs;
@@ -472,6 +487,13 @@ std::string MemoryPlan::to_table() const {
   std::snprintf(line, sizeof line, "%s on %d x %s (TP %d, PP %d)\n", model_name.c_str(),
                 parallel.gpus_per_replica(), gpu_name.c_str(), parallel.tp, parallel.pp);
   out << line;
+  if (parallel.enable_expert_parallel) {
+    std::snprintf(line, sizeof line,
+                  "  expert parallel: EP %d = TP %d x DP %d; each GPU holds 1/%d of the routed "
+                  "experts, attention TP %d within each of the %d replicas\n",
+                  parallel.ep(), parallel.tp, parallel.dp, parallel.ep(), parallel.tp, parallel.dp);
+    out << line;
+  }
   std::snprintf(line, sizeof line,
                 "  parameters %.2fB total, %.2fB active; weights %.2f GiB over all GPUs\n",
                 static_cast<double>(params_total) / 1e9, static_cast<double>(params_active) / 1e9,

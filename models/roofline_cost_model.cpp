@@ -6,6 +6,7 @@
 
 #include "models/config_error.h"
 #include "models/engine_config.h"
+#include "models/expert_load.h"
 #include "models/hardware_spec.h"
 #include "models/model_spec.h"
 #include "models/parallel_config.h"
@@ -80,6 +81,8 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
   cuda_graphs_ = options.cuda_graphs;
 
   tp_ = parallel.tp;
+  ep_ = parallel.ep();
+  ep_dp_ = parallel.enable_expert_parallel ? parallel.dp : 1;
   num_stages_ = parallel.pp;
   for (int s = 0; s < parallel.pp; ++s) {
     const int first = parallel.first_layer_of_stage(model.num_layers, s);
@@ -154,10 +157,16 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
   dense_mlp_params_ = 3 * h * dense_inter_;
   if (model.moe) {
     const MoeSpec& e = *model.moe;
-    expert_inter_ = e.expert_intermediate_size / t;
-    expert_params_ = 3 * h * expert_inter_;
+    // Expert parallelism keeps each expert whole on its rank; shared experts stay split over
+    // the replica's TP ranks like a dense MLP.
+    expert_inter_ = ep_ > 1 ? e.expert_intermediate_size : e.expert_intermediate_size / t;
+    shared_inter_ = static_cast<double>(e.expert_intermediate_size) * e.shared_experts / t;
     router_params_ = h * e.num_experts;
     num_experts_ = e.num_experts;
+    local_experts_ = static_cast<double>(e.num_experts) / ep_;
+    busiest_share_ =
+        ExpertLoad(e.num_experts, e.experts_per_token, ep_, parallel.expert_zipf_exponent)
+            .busiest_rank_share();
     experts_per_token_ = e.experts_per_token;
     shared_experts_ = e.shared_experts;
     log_expert_miss_ = std::log1p(-experts_per_token_ / num_experts_);
@@ -226,20 +235,25 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
           ? mlp_s(dense_inter_, n, 1, weight_bytes_, gemm_peak_flops_) + mlp_kernels_ * launch
           : 0;
   double moe_mlp = 0;
+  double moe_comm = comm;
   if (num_experts_ > 0) {
-    // Expected distinct experts n tokens route to under uniform routing.
-    const double distinct = num_experts_ * (1 - std::exp(n * log_expert_miss_));
+    // With expert parallelism the layer serves the tokens of every data-parallel replica of
+    // the group, each taken to be like this one (lock-step makes the slowest set the pace).
+    const double tokens = n * ep_dp_;
+    // Expected distinct experts of this rank the tokens route to (uniform routing), and the
+    // token-expert rows the busiest rank computes.
+    const double distinct = local_experts_ * (1 - std::exp(tokens * log_expert_miss_));
+    const double rows = busiest_share_ * tokens * experts_per_token_;
     const double router =
         kernel_s(2 * n * router_params_, router_params_ * act + n * (h + num_experts_) * act,
                  act_peak_flops_);
     moe_mlp = router +
-              mlp_s(expert_inter_, n * experts_per_token_, distinct, expert_weight_bytes_,
-                    expert_peak_flops_) +
+              mlp_s(expert_inter_, rows, distinct, expert_weight_bytes_, expert_peak_flops_) +
               moe_kernels_ * launch;
     if (shared_experts_ > 0) {
-      moe_mlp +=
-          mlp_s(expert_inter_ * shared_experts_, n, 1, expert_weight_bytes_, expert_peak_flops_);
+      moe_mlp += mlp_s(shared_inter_, n, 1, expert_weight_bytes_, expert_peak_flops_);
     }
+    if (ep_ > 1) moe_comm = expert_parallel_comm_s(n, rows);
   }
 
   auto attention = [&](double pairs, double kv_tokens, double ctx_tokens, double& prefill,
@@ -288,10 +302,9 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   for (const StageLayers& s : stage_layouts_) {
     const int full = s.layers - s.sliding_layers;
     const int dense = s.layers - s.moe_layers;
-    const double stage_s = s.layers * (qkv + o_proj + norms + comm) +
-                           full * (full_prefill + full_decode) +
-                           s.sliding_layers * (slide_prefill + slide_decode) + dense * dense_mlp +
-                           s.moe_layers * moe_mlp;
+    const double stage_s = s.layers * (qkv + o_proj + norms) + full * (full_prefill + full_decode) +
+                           s.sliding_layers * (slide_prefill + slide_decode) +
+                           dense * (dense_mlp + comm) + s.moe_layers * (moe_mlp + moe_comm);
     if (stage_s > slowest_s) {
       slowest_s = stage_s;
       slowest = &s;
@@ -306,7 +319,7 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   out.op_s[idx(Op::kAttentionDecode)] = full * full_decode + sliding * slide_decode;
   out.op_s[idx(Op::kMlp)] =
       (layers - slowest->moe_layers) * dense_mlp + slowest->moe_layers * moe_mlp;
-  out.op_s[idx(Op::kComm)] = layers * comm;
+  out.op_s[idx(Op::kComm)] = (layers - slowest->moe_layers) * comm + slowest->moe_layers * moe_comm;
   // Embedding lookup (first stage): read and write one row per token.
   out.op_s[idx(Op::kNormRopeEmbed)] = layers * norms + 2 * n * h * act / bandwidth_Bps_ + launch;
 
@@ -328,6 +341,19 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   out.op_s[idx(Op::kOverhead)] = step_overhead_s_ + seq_overhead_s_ * b.num_seqs;
   for (double s : out.op_s) out.total_s += s;
   return out;
+}
+
+double RooflineCostModel::expert_parallel_comm_s(double n, double rows) const {
+  const double act = act_bytes_;
+  // Each rank dispatches its 1/tp of the replica's routed tokens and receives its experts'
+  // rows; the busiest rank waits for whichever is larger, and the combine sends them back.
+  const double sent = n * experts_per_token_ / tp_;
+  const auto exchanged = static_cast<int64_t>(std::max(sent, rows) * hidden_ * act);
+  const auto hidden_states = static_cast<int64_t>(n * hidden_ * act);
+  // The attention output is still reduced over TP, and so are shared experts' partial sums.
+  double s = comm_.all_reduce_s(hidden_states, tp_) + 2 * comm_.all_to_all_s(exchanged, ep_);
+  if (shared_experts_ > 0) s += comm_.all_reduce_s(hidden_states, tp_);
+  return s;
 }
 
 double RooflineCostModel::stage_transfer_s(int64_t num_tokens) const {

@@ -2,9 +2,11 @@
 // pass (QKV, attention, output projection, MLP or MoE experts, norms, RoPE, embedding, LM head,
 // sampler) costs max(FLOPs / (peak * compute efficiency), bytes / (bandwidth * memory
 // efficiency)) plus a launch overhead; tensor parallelism divides FLOPs and weight bytes by tp
-// and adds two ring all-reduces per layer; every step pays a host overhead. The formulas, the
-// assumptions (MLA, MoE routing, sliding windows, CUDA graphs) and the measurements behind the
-// defaults are in docs/cost-model.md.
+// and adds two ring all-reduces per layer; every step pays a host overhead. With expert
+// parallelism a MoE layer instead dispatches and combines its routed tokens with all-to-alls
+// over EP ranks, and the busiest rank's expert GEMMs (ExpertLoad) set its time
+// (docs/expert-parallelism.md). The formulas, the assumptions (MLA, MoE routing, sliding
+// windows, CUDA graphs) and the measurements behind the defaults are in docs/cost-model.md.
 //
 // Construction does all the per-model arithmetic; predict() is O(1) in the batch (O(distinct
 // pipeline-stage layouts), which is 1 or 2) and allocates nothing. Immutable after
@@ -100,8 +102,14 @@ class RooflineCostModel : public CostModel {
   double kernel_s(double flops, double bytes, double peak_flops) const;
   // Attention kernel: the same roofline with the attention efficiencies.
   double attention_kernel_s(double flops, double bytes) const;
+  // One expert-parallel MoE layer's communication for n tokens of this replica of which the
+  // busiest rank computes `rows` token-expert rows: dispatch and combine all-to-alls plus
+  // the TP all-reduces that remain.
+  double expert_parallel_comm_s(double n, double rows) const;
 
   int tp_ = 1;
+  int ep_ = 1;     // expert-parallel ranks; 1 = experts tensor-parallel
+  int ep_dp_ = 1;  // data-parallel replicas whose tokens meet in the expert layers
   int num_stages_ = 1;
   std::vector<StageLayers> stage_layouts_;  // distinct layouts, for the slowest-stage search
 
@@ -133,10 +141,12 @@ class RooflineCostModel : public CostModel {
   double dense_inter_ = 0;          // intermediate width per rank
   double weight_bytes_ = 0;         // bytes per dense weight
   double expert_weight_bytes_ = 0;  // bytes per expert weight
-  double expert_params_ = 0;        // gate, up and down of one expert, per rank
   double expert_inter_ = 0;         // expert intermediate width per rank
+  double shared_inter_ = 0;         // shared experts' total intermediate width per rank
   double router_params_ = 0;        // hidden * num_experts, replicated
   double num_experts_ = 0;
+  double local_experts_ = 0;  // routed experts one rank holds
+  double busiest_share_ = 1;  // fraction of routed rows on the busiest rank (ExpertLoad)
   double experts_per_token_ = 0;
   double shared_experts_ = 0;
   double log_expert_miss_ = 0;         // log(1 - k / E): P(one token skips a given expert)
