@@ -6,6 +6,8 @@ std::string_view request_status_name(RequestStatus status) {
   switch (status) {
     case RequestStatus::kWaiting:
       return "waiting";
+    case RequestStatus::kWaitingForRemoteKv:
+      return "waiting_for_remote_kvs";
     case RequestStatus::kRunning:
       return "running";
     case RequestStatus::kPreempted:

@@ -12,6 +12,20 @@
 
 namespace servesim {
 
+// Disaggregated prefill (vLLM's KV connector: kv_transfer_params of a request sent through a
+// prefill/decode proxy): where a request's KV goes to or comes from.
+enum class KvTransfer : uint8_t {
+  kNone,
+  // Prefill instance: when the request finishes, its blocks stay allocated until
+  // Scheduler::release_kv(), as vLLM's NixlConnector delays freeing them until the decode
+  // instance has read them (do_remote_decode).
+  kSendAfterFinish,
+  // Decode instance: the prompt's KV is computed elsewhere. At admission its blocks are
+  // allocated and the load is announced in SchedulerOutput::kv_loads; the request runs once
+  // Scheduler::finish_kv_load() says the KV is in (do_remote_prefill).
+  kLoadPrompt,
+};
+
 struct Request {
   uint64_t id = 0;                        // unique among the scheduler's live requests
   std::vector<int32_t> prompt_token_ids;  // REQUIRES: non-empty, < max_model_len tokens
@@ -21,11 +35,20 @@ struct Request {
   int priority = 0;                       // QueueOrder::kPriority: lower value goes first
   double arrival_s = 0;                   // caller's stamp; orders ties, never a clock
   uint64_t cache_salt = 0;                // isolates this request's prefix-cache entries
+  KvTransfer kv_transfer = KvTransfer::kNone;
 };
 
 // Life cycle: kWaiting -> kRunning -> (kPreempted -> kRunning)* -> kFinished, or kRejected
-// straight from add_request().
-enum class RequestStatus { kWaiting, kRunning, kPreempted, kFinished, kRejected };
+// straight from add_request(). A KvTransfer::kLoadPrompt request passes through
+// kWaitingForRemoteKv (blocks allocated, KV loading) between kWaiting and kRunning.
+enum class RequestStatus {
+  kWaiting,
+  kWaitingForRemoteKv,
+  kRunning,
+  kPreempted,
+  kFinished,
+  kRejected
+};
 
 // Why a request left. kStop/kLength/kAbort match vLLM's finish_reason "stop"/"length"/"abort".
 enum class FinishReason {

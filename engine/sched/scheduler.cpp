@@ -110,6 +110,8 @@ bool Scheduler::add_request(Request request) {
   seq.admitted_once = false;
   seq.num_cached_prompt_tokens = 0;
   seq.in_static_batch = false;
+  seq.kv_transfer = request.kv_transfer;
+  seq.kv_held = false;
   seq.kv.reset(mix64(config_.hash_salt) ^ request.cache_salt);
   seq.kv.block_ids.reserve(static_cast<size_t>(blocks));
   seq.kv.block_hashes.reserve(static_cast<size_t>(blocks));
@@ -125,6 +127,7 @@ const SchedulerOutput& Scheduler::schedule() {
   }
   output_.sequences.clear();
   output_.preempted_ids.clear();
+  output_.kv_loads.clear();
   output_refs_.clear();
   output_.total_num_tokens = 0;
   output_.num_prefill_sequences = 0;
@@ -286,6 +289,13 @@ void Scheduler::schedule_waiting(int& budget) {
     if (is_static ? static_pending_.empty() : waiting_.empty()) break;
     const int32_t s = is_static ? static_pending_.front() : waiting_.front();
     Sequence& seq = slab_[s];
+    if (!seq.kv.block_ids.empty() || seq.kv_transfer == KvTransfer::kLoadPrompt) {
+      // Only disaggregated requests wait while holding blocks (their KV has been loaded).
+      const bool taken =
+          seq.kv.block_ids.empty() ? start_kv_load(s) : resume_with_blocks(s, budget);
+      if (!taken) break;
+      continue;
+    }
     const int hit = kv_.get_computed_blocks(seq.kv, seq.tokens, hit_blocks_);
     int n = seq.num_tokens() - hit;
     if (threshold > 0 && n > threshold) n = threshold;
@@ -311,6 +321,67 @@ void Scheduler::schedule_waiting(int& budget) {
     emit(s, n, hit, /*admitted=*/true);
     budget -= n;
   }
+}
+
+bool Scheduler::start_kv_load(int32_t s) {
+  Sequence& seq = slab_[s];
+  if (seq.admitted_once) {
+    // Preempted after its load: the prompt is recomputed here like any other.
+    seq.kv_transfer = KvTransfer::kNone;
+    return true;
+  }
+  const int hit = kv_.get_computed_blocks(seq.kv, seq.tokens, hit_blocks_);
+  const int to_load = seq.num_prompt_tokens - hit;
+  if (!kv_.allocate_slots(seq.kv, seq.tokens, 0, to_load, hit_blocks_)) return false;
+  // Cached once their KV is in, not now (vLLM 0.11 Scheduler: delay_cache_blocks): the next
+  // allocate_slots() caches them again.
+  kv_.uncache_uncomputed(seq.kv, hit);
+  waiting_.pop_front();
+  if (kv_.prefix_caching_enabled()) kv_.record_prefix_lookup(seq.num_tokens(), hit, false);
+  seq.admitted_once = true;
+  seq.num_cached_prompt_tokens = hit;
+  seq.status = RequestStatus::kWaitingForRemoteKv;
+  ++num_loading_kv_;
+  output_.kv_loads.push_back(KvLoad{seq.request_id, to_load});
+  return true;
+}
+
+bool Scheduler::resume_with_blocks(int32_t s, int& budget) {
+  Sequence& seq = slab_[s];
+  const int n = std::min(seq.num_uncomputed_tokens(), budget);
+  if (!kv_.allocate_slots(seq.kv, seq.tokens, seq.num_computed_tokens, n)) return false;
+  waiting_.pop_front();
+  seq.status = RequestStatus::kRunning;
+  running_.push_back(s);
+  emit(s, n, 0, /*admitted=*/true);
+  budget -= n;
+  return true;
+}
+
+bool Scheduler::finish_kv_load(uint64_t request_id) {
+  const int32_t s = id_to_slot_.find(request_id);
+  if (s == FlatIdMap::kNotFound) return false;
+  Sequence& seq = slab_[s];
+  if (seq.status != RequestStatus::kWaitingForRemoteKv) return false;
+  --num_loading_kv_;
+  // vLLM 0.11 _update_waiting_for_remote_kv: a prompt loaded whole has its last token
+  // recomputed, which samples the first output token.
+  seq.num_computed_tokens = seq.num_prompt_tokens - 1;
+  seq.status = RequestStatus::kWaiting;
+  waiting_.prepend(s, key_of(seq));
+  return true;
+}
+
+bool Scheduler::release_kv(uint64_t request_id) {
+  const int32_t s = id_to_slot_.find(request_id);
+  if (s == FlatIdMap::kNotFound || !slab_[s].kv_held) return false;
+  Sequence& seq = slab_[s];
+  kv_.free(seq.kv);
+  seq.kv_held = false;
+  --num_held_kv_;
+  id_to_slot_.erase(request_id);
+  release_slot(s);
+  return true;
 }
 
 void Scheduler::update(const SchedulerOutput& output, const StepResult& result) {
@@ -377,7 +448,9 @@ void Scheduler::finish(int32_t s, FinishReason reason) {
     kv_.uncache_uncomputed(seq.kv, seq.num_computed_tokens);
     output_index_of_slot_[s] = -1;
   }
-  kv_.free(seq.kv);
+  const bool hold =
+      seq.kv_transfer == KvTransfer::kSendAfterFinish && reason != FinishReason::kAbort;
+  if (!hold) kv_.free(seq.kv);
   FinishedRequest& f = finished_.emplace_back();
   f.id = seq.request_id;
   f.status = RequestStatus::kFinished;
@@ -397,17 +470,25 @@ void Scheduler::finish(int32_t s, FinishReason reason) {
     ++num_finished_;
   }
   seq.status = RequestStatus::kFinished;
+  --num_live_;
+  if (hold) {
+    seq.kv_held = true;  // the slot and its id stay until release_kv()
+    ++num_held_kv_;
+    return;
+  }
   id_to_slot_.erase(seq.request_id);
   release_slot(s);
-  --num_live_;
 }
 
 bool Scheduler::abort(uint64_t request_id) {
   const int32_t s = id_to_slot_.find(request_id);
   if (s == FlatIdMap::kNotFound) return false;
   Sequence& seq = slab_[s];
+  if (seq.kv_held) return release_kv(request_id);
   if (seq.status == RequestStatus::kRunning) {
     running_.erase(std::find(running_.begin(), running_.end(), s));
+  } else if (seq.status == RequestStatus::kWaitingForRemoteKv) {
+    --num_loading_kv_;
   } else if (!waiting_.erase(s)) {
     static_pending_.erase(s);
   }
@@ -429,7 +510,9 @@ bool Scheduler::static_batch_gathering() const {
 SchedulerStats Scheduler::stats() const {
   SchedulerStats st;
   st.num_running = static_cast<int>(running_.size());
-  st.num_waiting = static_cast<int>(waiting_.size() + static_pending_.size());
+  st.num_waiting = static_cast<int>(waiting_.size() + static_pending_.size()) + num_loading_kv_;
+  st.num_loading_kv = num_loading_kv_;
+  st.num_held_kv = num_held_kv_;
   const BlockPool& pool = kv_.pool();
   st.kv_blocks_used = pool.num_used_blocks();
   st.kv_blocks_total = pool.num_usable_blocks();

@@ -51,8 +51,18 @@ class Scheduler {
 
   // Finishes a live request with reason kAbort and frees its blocks. Returns false when the
   // id is unknown (already finished). Between schedule() and update() the aborted sequence's
-  // entry is skipped by update() (its sampled token, if any, is still consumed).
+  // entry is skipped by update() (its sampled token, if any, is still consumed). A finished
+  // request whose blocks are held for a decode instance has them freed (release_kv()).
   bool abort(uint64_t request_id);
+
+  // Disaggregated prefill (Request::kv_transfer). The prompt KV of a kLoadPrompt request
+  // announced in SchedulerOutput::kv_loads has arrived: it becomes schedulable, at the front of
+  // the queue, with all but its last prompt token computed (vLLM recomputes that one to sample
+  // the first output token). False when the id is not loading (aborted meanwhile).
+  bool finish_kv_load(uint64_t request_id);
+  // Frees the blocks a finished kSendAfterFinish request kept for its decode instance. False
+  // when the id holds none.
+  bool release_kv(uint64_t request_id);
 
   // Static policy: the caller's gather timeout expired, start a batch with what is waiting
   // (even if fewer than static_batch_size). With no_more_arrivals, every later batch also
@@ -63,6 +73,7 @@ class Scheduler {
   // pending); the caller's gather timer runs during this time.
   bool static_batch_gathering() const;
 
+  // Live requests (waiting, loading KV or running); held blocks of finished ones do not count.
   bool has_unfinished() const { return num_live_ > 0; }
   SchedulerStats stats() const;
 
@@ -95,6 +106,8 @@ class Scheduler {
   void reject(const Request& request, std::string reason);
   void schedule_running(RunFilter filter, int& budget, bool& preempted);
   void schedule_waiting(int& budget);
+  bool start_kv_load(int32_t s);
+  bool resume_with_blocks(int32_t s, int& budget);
   void form_static_batch();
   int32_t pick_victim() const;  // index into running_
   void preempt(size_t running_index, int& budget);
@@ -138,6 +151,8 @@ class Scheduler {
   int64_t num_finished_ = 0;
   int64_t num_aborted_ = 0;
   int64_t num_rejected_ = 0;
+  int num_loading_kv_ = 0;
+  int num_held_kv_ = 0;
 };
 
 }  // namespace servesim

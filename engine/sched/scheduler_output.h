@@ -30,8 +30,17 @@ struct ScheduledSequence {
   std::span<const int32_t> block_table;
 };
 
+// A prompt KV load the scheduler started (disaggregated decode instance): blocks are
+// allocated for the request's prompt and `num_tokens` tokens of KV must arrive before
+// Scheduler::finish_kv_load() (the rest were a local prefix-cache hit).
+struct KvLoad {
+  uint64_t request_id = 0;
+  int num_tokens = 0;
+};
+
 struct SchedulerOutput {
   std::vector<ScheduledSequence> sequences;  // running first, then newly admitted
+  std::vector<KvLoad> kv_loads;              // started this schedule(); may come with no step
   std::vector<uint64_t> preempted_ids;       // preempted this step (back in the queue)
   int total_num_tokens = 0;                  // sum of num_new_tokens
   int num_prefill_sequences = 0;             // entries with is_prefill
@@ -47,7 +56,9 @@ struct StepResult {
 
 struct SchedulerStats {
   int num_running = 0;
-  int num_waiting = 0;          // queued, including preempted requests and a static batch's rest
+  int num_waiting = 0;  // queued, including preempted requests, a static batch's rest and KV loads
+  int num_loading_kv = 0;       // of those, waiting for their prompt's KV (kWaitingForRemoteKv)
+  int num_held_kv = 0;          // finished requests whose blocks are kept for a decode instance
   int64_t kv_blocks_used = 0;   // blocks referenced by sequences
   int64_t kv_blocks_total = 0;  // usable blocks (num_gpu_blocks - 1: block 0 is reserved)
   int64_t kv_blocks_cached_free = 0;  // free blocks still holding a prefix-cache entry

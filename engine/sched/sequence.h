@@ -23,7 +23,9 @@ struct Sequence {
   RequestStatus status = RequestStatus::kWaiting;
   bool ignore_eos = false;
   bool in_static_batch = false;  // static policy: member of the batch being run
-  std::vector<int32_t> tokens;   // prompt, then sampled outputs
+  KvTransfer kv_transfer = KvTransfer::kNone;
+  bool kv_held = false;         // finished, blocks kept for the decode instance (kSendAfterFinish)
+  std::vector<int32_t> tokens;  // prompt, then sampled outputs
   KVSequenceState kv;
   std::vector<int32_t> stop_token_ids;
   // Cold: ordering and accounting.
