@@ -42,7 +42,7 @@ int KVCacheManager::get_computed_blocks(KVSequenceState& state, std::span<const 
 
 bool KVCacheManager::allocate_slots(KVSequenceState& state, std::span<const int32_t> tokens,
                                     int num_computed_tokens, int num_new_tokens,
-                                    std::span<const int32_t> hit_blocks) {
+                                    std::span<const int32_t> hit_blocks, int num_lookahead_tokens) {
   const int num_hit = static_cast<int>(hit_blocks.size());
   // Sequences are shorter than max_model_len (an int), so int arithmetic cannot overflow.
   const int total = num_computed_tokens + num_hit * block_size_ + num_new_tokens;
@@ -54,7 +54,8 @@ bool KVCacheManager::allocate_slots(KVSequenceState& state, std::span<const int3
   }
   const int have = static_cast<int>(state.block_ids.size());
   const int full = full_blocks(total);
-  const int needed = full + (full * block_size_ != total ? 1 : 0);
+  const int needed = num_lookahead_tokens == 0 ? full + (full * block_size_ != total ? 1 : 0)
+                                               : blocks_for_tokens(total + num_lookahead_tokens);
   const int to_allocate = std::max(0, needed - have - num_hit);
   const int cacheable = pool_.caching_enabled() ? full : 0;
   if (to_allocate == 0 && num_hit == 0 && cacheable <= state.num_cached_blocks) {

@@ -69,9 +69,11 @@ class KVCacheManager {
   // `hit_blocks` prefix (only at admission, when the state holds no blocks). Returns false,
   // changing nothing, when the pool lacks free blocks. `tokens` are the sequence's tokens;
   // REQUIRES: num_computed_tokens + hit + num_new_tokens <= tokens.size().
+  // num_lookahead_tokens: slots for speculative draft tokens after those, not yet known, so
+  // never cached (vLLM allocate_slots' num_lookahead_tokens; cache up to request.num_tokens).
   bool allocate_slots(KVSequenceState& state, std::span<const int32_t> tokens,
                       int num_computed_tokens, int num_new_tokens,
-                      std::span<const int32_t> hit_blocks = {});
+                      std::span<const int32_t> hit_blocks = {}, int num_lookahead_tokens = 0);
 
   // Releases every block of the sequence, tail first; keeps its block hashes.
   void free(KVSequenceState& state);

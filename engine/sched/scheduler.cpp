@@ -81,9 +81,11 @@ bool Scheduler::add_request(Request request) {
                         std::to_string(max_len) + " with room for an output token");
     return false;
   }
-  // The longest the sequence can become; the KV cache holds all but its last token.
+  // The longest the sequence can become; the KV cache holds all but its last token, plus the
+  // slots of drafts verified on top of it (never beyond max_model_len - 1).
   const int64_t longest = std::min(prompt + request.max_output_tokens, max_len);
-  const int64_t blocks = kv_.blocks_for_tokens(longest - 1);
+  const int64_t blocks =
+      kv_.blocks_for_tokens(std::min(longest - 1 + config_.num_speculative_tokens, max_len - 1));
   if (blocks > kv_.pool().num_usable_blocks()) {
     reject(request, "needs up to " + std::to_string(blocks) + " KV blocks (" +
                         std::to_string(prompt) + " prompt + " + std::to_string(longest - prompt) +
@@ -110,6 +112,7 @@ bool Scheduler::add_request(Request request) {
   seq.admitted_once = false;
   seq.num_cached_prompt_tokens = 0;
   seq.in_static_batch = false;
+  seq.spec_token_ids.clear();
   seq.kv_transfer = request.kv_transfer;
   seq.kv_held = false;
   seq.kv.reset(mix64(config_.hash_salt) ^ request.cache_salt);
@@ -172,15 +175,17 @@ void Scheduler::schedule_running(RunFilter filter, int& budget, bool& preempted)
       ++i;
       continue;
     }
-    int n = seq.num_uncomputed_tokens();
+    int n = seq.num_uncomputed_tokens() + static_cast<int>(seq.spec_token_ids.size());
     if (threshold > 0 && n > threshold) n = threshold;
     n = std::min(n, budget);
+    const int num_spec = seq.spec_token_ids.empty() ? 0 : spec_tokens_fitting(seq, n);
     if (n <= 0) {
       ++i;
       continue;
     }
     bool scheduled = true;
-    while (!kv_.allocate_slots(seq.kv, seq.tokens, seq.num_computed_tokens, n)) {
+    while (!kv_.allocate_slots(seq.kv, seq.tokens, seq.num_computed_tokens, n - num_spec, {},
+                               num_spec)) {
       // Out of blocks: preempt by recompute until this sequence fits or is itself preempted.
       const size_t v = static_cast<size_t>(pick_victim());
       const int32_t victim = running_[v];
@@ -193,7 +198,7 @@ void Scheduler::schedule_running(RunFilter filter, int& budget, bool& preempted)
       if (v < i) --i;
     }
     if (!scheduled) break;  // vLLM stops the running pass once the request preempted itself
-    emit(s, n, 0, /*admitted=*/false);
+    emit(s, n, 0, /*admitted=*/false, num_spec);
     budget -= n;
     ++i;
   }
@@ -222,6 +227,7 @@ void Scheduler::preempt(size_t running_index, int& budget) {
   kv_.free(seq.kv);
   seq.status = RequestStatus::kPreempted;
   seq.num_computed_tokens = 0;
+  seq.spec_token_ids.clear();  // drafts are for decodes; the recompute proposes anew
   ++seq.num_preemptions;
   ++num_preemptions_total_;
   running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(running_index));
@@ -233,7 +239,13 @@ void Scheduler::preempt(size_t running_index, int& budget) {
   }
 }
 
-void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted) {
+int Scheduler::spec_tokens_fitting(const Sequence& seq, int& n) const {
+  // vLLM V1 (scheduler.py, 0.11): never past max_model_len - 1, drafts cut to what fits.
+  n = std::min(n, config_.max_model_len - 1 - seq.num_computed_tokens);
+  return std::max(0, seq.num_computed_tokens + n - seq.num_tokens());
+}
+
+void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted, int num_spec) {
   const Sequence& seq = slab_[s];
   output_index_of_slot_[s] = static_cast<int32_t>(output_.sequences.size());
   // Filled in place: building a temporary and copying it stalls on store forwarding.
@@ -243,8 +255,9 @@ void Scheduler::emit(int32_t s, int num_new_tokens, int num_hit, bool admitted) 
   e.num_computed_tokens = seq.num_computed_tokens;
   e.num_prompt_tokens = seq.num_prompt_tokens;
   e.is_prefill = admitted || is_prefill_phase(seq);
-  e.samples = seq.num_computed_tokens + num_new_tokens == seq.num_tokens();
+  e.samples = seq.num_computed_tokens + num_new_tokens >= seq.num_tokens();
   e.num_cached_tokens_hit = num_hit;
+  e.num_spec_tokens = num_spec;
   e.block_table = std::span<const int32_t>(seq.kv.block_ids);
   output_refs_.push_back(OutputRef{s, seq.generation});
   output_.total_num_tokens += num_new_tokens;
@@ -393,7 +406,10 @@ void Scheduler::update(const SchedulerOutput& output, const StepResult& result) 
   }
   size_t num_samples = 0;
   for (const ScheduledSequence& e : output_.sequences) num_samples += e.samples ? 1 : 0;
-  if (result.sampled_token_ids.size() != num_samples) {
+  const bool speculative = !result.num_sampled_tokens.empty() || !result.num_draft_tokens.empty();
+  if (speculative) {
+    check_speculative_result(result, num_samples);
+  } else if (result.sampled_token_ids.size() != num_samples) {
     throw std::invalid_argument(
         "Scheduler::update: " + std::to_string(result.sampled_token_ids.size()) +
         " sampled tokens for " + std::to_string(num_samples) + " sampling sequences");
@@ -403,30 +419,28 @@ void Scheduler::update(const SchedulerOutput& output, const StepResult& result) 
 
   bool any_finished = false;
   size_t k = 0;
-  const int max_len = config_.max_model_len;
+  SpecCursor cursor;
   for (size_t i = 0; i < output_.sequences.size(); ++i) {
     const ScheduledSequence& e = output_.sequences[i];
     const int32_t s = output_refs_[i].slot;
-    const int32_t token = e.samples ? result.sampled_token_ids[k++] : 0;
-    output_index_of_slot_[s] = -1;
     Sequence& seq = slab_[s];
-    if (seq.generation != output_refs_[i].generation) continue;  // aborted meanwhile
-    seq.num_computed_tokens += e.num_new_tokens;
-    if (!e.samples) continue;
-    seq.tokens.push_back(token);
-    // The order of vLLM V1's check_stop (vllm/v1/core/sched/utils.py) in its v0.8-v0.10
-    // releases: length limits first, then stop tokens. Later vLLM checks stop tokens first;
-    // the two differ only in the finish reason of a stop token that lands on the length limit.
+    output_index_of_slot_[s] = -1;
     FinishReason reason = FinishReason::kNone;
-    if (seq.num_tokens() >= max_len || seq.num_output_tokens() >= seq.max_output_tokens) {
-      reason = FinishReason::kLength;
-    } else if (!seq.ignore_eos) {
-      for (int32_t stop : seq.stop_token_ids) {
-        if (stop == token) {
-          reason = FinishReason::kStop;
-          break;
-        }
+    if (speculative) {
+      if (seq.generation != output_refs_[i].generation) {
+        if (e.samples) update_speculative(i, seq, result, cursor);  // only advances the cursor
+        continue;
       }
+      seq.num_computed_tokens += e.num_new_tokens;
+      if (!e.samples) continue;
+      reason = update_speculative(i, seq, result, cursor);
+    } else {
+      const int32_t token = e.samples ? result.sampled_token_ids[k++] : 0;
+      if (seq.generation != output_refs_[i].generation) continue;  // aborted meanwhile
+      seq.num_computed_tokens += e.num_new_tokens;
+      if (!e.samples) continue;
+      seq.tokens.push_back(token);
+      reason = check_stop(seq, token);
     }
     if (reason != FinishReason::kNone) {
       finish(s, reason);
@@ -439,6 +453,98 @@ void Scheduler::update(const SchedulerOutput& output, const StepResult& result) 
   }
   awaiting_update_ = false;
   finished_reported_ = finished_.size();
+}
+
+FinishReason Scheduler::check_stop(const Sequence& seq, int32_t token) const {
+  // The order of vLLM V1's check_stop (vllm/v1/core/sched/utils.py) in its v0.8-v0.10
+  // releases: length limits first, then stop tokens. Later vLLM checks stop tokens first;
+  // the two differ only in the finish reason of a stop token that lands on the length limit.
+  if (seq.num_tokens() >= config_.max_model_len ||
+      seq.num_output_tokens() >= seq.max_output_tokens) {
+    return FinishReason::kLength;
+  }
+  if (!seq.ignore_eos) {
+    for (int32_t stop : seq.stop_token_ids) {
+      if (stop == token) return FinishReason::kStop;
+    }
+  }
+  return FinishReason::kNone;
+}
+
+void Scheduler::check_speculative_result(const StepResult& result, size_t num_samples) const {
+  const auto fail = [](const std::string& what) {
+    throw std::invalid_argument("Scheduler::update: " + what);
+  };
+  const bool per_entry = !result.num_sampled_tokens.empty();
+  if (per_entry && result.num_sampled_tokens.size() != num_samples) {
+    fail(std::to_string(result.num_sampled_tokens.size()) + " sampled-token counts for " +
+         std::to_string(num_samples) + " sampling sequences");
+  }
+  if (!result.num_draft_tokens.empty() && result.num_draft_tokens.size() != num_samples) {
+    fail(std::to_string(result.num_draft_tokens.size()) + " draft counts for " +
+         std::to_string(num_samples) + " sampling sequences");
+  }
+  size_t tokens = 0;
+  size_t j = 0;
+  for (const ScheduledSequence& e : output_.sequences) {
+    if (!e.samples) continue;
+    const int n = per_entry ? result.num_sampled_tokens[j] : 1;
+    if (n < 1 || n > 1 + e.num_spec_tokens) {
+      fail("request " + std::to_string(e.request_id) + " sampled " + std::to_string(n) +
+           " tokens; 1 to " + std::to_string(1 + e.num_spec_tokens) + " allowed");
+    }
+    tokens += static_cast<size_t>(n);
+    ++j;
+  }
+  if (result.sampled_token_ids.size() != tokens) {
+    fail(std::to_string(result.sampled_token_ids.size()) +
+         " sampled tokens where the counts add up to " + std::to_string(tokens));
+  }
+  size_t drafts = 0;
+  for (int32_t d : result.num_draft_tokens) {
+    if (d < 0) fail("negative draft count");
+    drafts += static_cast<size_t>(d);
+  }
+  if (result.draft_token_ids.size() != drafts) {
+    fail(std::to_string(result.draft_token_ids.size()) +
+         " draft tokens where the counts add up to " + std::to_string(drafts));
+  }
+}
+
+FinishReason Scheduler::update_speculative(size_t i, Sequence& seq, const StepResult& result,
+                                           SpecCursor& cursor) {
+  const ScheduledSequence& e = output_.sequences[i];
+  const size_t j = cursor.entry++;
+  const int num_sampled = result.num_sampled_tokens.empty() ? 1 : result.num_sampled_tokens[j];
+  const int num_drafts = result.num_draft_tokens.empty() ? 0 : result.num_draft_tokens[j];
+  const size_t first_token = cursor.token;
+  const size_t first_draft = cursor.draft;
+  cursor.token += static_cast<size_t>(num_sampled);
+  cursor.draft += static_cast<size_t>(num_drafts);
+  if (seq.generation != output_refs_[i].generation) return FinishReason::kNone;  // aborted
+  // vLLM update_from_output: the KV of rejected drafts is rolled back, its slots kept.
+  const int num_accepted = num_sampled - 1;
+  seq.num_computed_tokens -= e.num_spec_tokens - num_accepted;
+  num_draft_tokens_ += e.num_spec_tokens;
+  num_accepted_tokens_ += num_accepted;
+  seq.spec_token_ids.clear();
+  for (int t = 0; t < num_sampled; ++t) {
+    const int32_t token = result.sampled_token_ids[first_token + static_cast<size_t>(t)];
+    seq.tokens.push_back(token);
+    // A stop inside the accepted run drops the tokens after it (vLLM _update_request_with_output).
+    const FinishReason reason = check_stop(seq, token);
+    if (reason != FinishReason::kNone) return reason;
+  }
+  const int keep = std::min(num_drafts, config_.num_speculative_tokens);
+  const auto from = result.draft_token_ids.begin() + static_cast<std::ptrdiff_t>(first_draft);
+  seq.spec_token_ids.assign(from, from + keep);
+  return FinishReason::kNone;
+}
+
+std::span<const int32_t> Scheduler::scheduled_spec_tokens(size_t i) const {
+  const Sequence& seq = slab_[output_refs_.at(i).slot];
+  const size_t n = static_cast<size_t>(output_.sequences[i].num_spec_tokens);
+  return std::span<const int32_t>(seq.spec_token_ids).first(std::min(n, seq.spec_token_ids.size()));
 }
 
 void Scheduler::finish(int32_t s, FinishReason reason) {
@@ -526,6 +632,8 @@ SchedulerStats Scheduler::stats() const {
   st.num_aborted = num_aborted_;
   st.num_rejected = num_rejected_;
   st.num_evicted_blocks = static_cast<int64_t>(pool.num_evictions());
+  st.num_draft_tokens = num_draft_tokens_;
+  st.num_accepted_tokens = num_accepted_tokens_;
   return st;
 }
 

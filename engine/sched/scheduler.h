@@ -89,10 +89,18 @@ class Scheduler {
   const Sequence* find(uint64_t request_id) const;
   const KVCacheManager& kv_cache() const { return kv_; }
   std::span<const int32_t> running_slots() const { return running_; }
+  // Speculative decoding: the draft ids output entry i verifies (num_spec_tokens of them),
+  // in position order after the entry's known tokens. Valid until update().
+  std::span<const int32_t> scheduled_spec_tokens(size_t i) const;
   const Sequence& slot(int32_t s) const { return slab_[s]; }
 
  private:
   enum class RunFilter { kAll, kPrefillOnly, kDecodeOnly };
+  struct SpecCursor {  // read positions in a speculative StepResult's flat arrays
+    size_t entry = 0;  // sampling entries seen
+    size_t token = 0;  // into sampled_token_ids
+    size_t draft = 0;  // into draft_token_ids
+  };
 
   int32_t acquire_slot();
   void release_slot(int32_t s);
@@ -111,7 +119,16 @@ class Scheduler {
   void form_static_batch();
   int32_t pick_victim() const;  // index into running_
   void preempt(size_t running_index, int& budget);
-  void emit(int32_t s, int num_new_tokens, int num_hit, bool admitted);
+  void emit(int32_t s, int num_new_tokens, int num_hit, bool admitted, int num_spec = 0);
+  // Speculative decoding: caps n (tokens to schedule, drafts included) at max_model_len and
+  // returns how many of them are drafts.
+  int spec_tokens_fitting(const Sequence& seq, int& n) const;
+  FinishReason check_stop(const Sequence& seq, int32_t token) const;
+  // Speculative update of output entry i: accepts its sampled run (rolling back the KV of
+  // rejected drafts), stops inside it, takes the next drafts. Returns the finish reason.
+  FinishReason update_speculative(size_t i, Sequence& seq, const StepResult& result,
+                                  SpecCursor& cursor);
+  void check_speculative_result(const StepResult& result, size_t num_samples) const;
   void unemit(int32_t s, int& budget);
   void finish(int32_t s, FinishReason reason);
   bool has_prefill_work() const;
@@ -151,6 +168,8 @@ class Scheduler {
   int64_t num_finished_ = 0;
   int64_t num_aborted_ = 0;
   int64_t num_rejected_ = 0;
+  int64_t num_draft_tokens_ = 0;
+  int64_t num_accepted_tokens_ = 0;
   int num_loading_kv_ = 0;
   int num_held_kv_ = 0;
 };

@@ -56,6 +56,7 @@ void SchedulerConfig::validate() const {
     fail("long_prefill_token_threshold (" + to_string(long_prefill_token_threshold) +
          ") needs enable_chunked_prefill: it splits prompts into chunks");
   }
+  validate_speculative();
   if (static_batch_size < 0 || static_batch_size > max_num_seqs) {
     fail("static_batch_size must be between 0 (= max_num_seqs) and max_num_seqs (" +
          to_string(max_num_seqs) + "), got " + to_string(static_batch_size));
@@ -93,6 +94,19 @@ QueueOrder parse_queue_order(std::string_view name, std::string_view field) {
 
 std::string_view queue_order_name(QueueOrder order) {
   return order == QueueOrder::kPriority ? "priority" : "fcfs";
+}
+
+void SchedulerConfig::validate_speculative() const {
+  using std::to_string;
+  if (num_speculative_tokens < 0 || num_speculative_tokens > kMaxSpeculativeTokens) {
+    fail("num_speculative_tokens must be between 0 (off) and " + to_string(kMaxSpeculativeTokens) +
+         " (got " + to_string(num_speculative_tokens) + ")");
+  }
+  if (num_speculative_tokens > 0 && policy != SchedulingPolicy::kContinuous) {
+    fail("speculative decoding needs the continuous policy (vLLM V1), not " +
+         std::string(scheduling_policy_name(policy)) +
+         "; set policy to continuous or drop the speculative block");
+  }
 }
 
 }  // namespace servesim

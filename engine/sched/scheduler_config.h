@@ -26,6 +26,9 @@ enum class QueueOrder {
               // (priority, arrival) — vLLM's --scheduling-policy priority
 };
 
+// Above this, acceptance of the last drafts is so unlikely that the verify step only costs.
+inline constexpr int kMaxSpeculativeTokens = 16;
+
 struct SchedulerConfig {
   // Most sequences running at once (vLLM max_num_seqs). REQUIRES: >= 1.
   int max_num_seqs = 256;
@@ -53,9 +56,15 @@ struct SchedulerConfig {
   // Mixed into the first block hash of every request (like vLLM's PYTHONHASHSEED-seeded
   // NONE_HASH); requests also carry their own cache_salt.
   uint64_t hash_salt = 0;
+  // Speculative decoding: most draft tokens a running decode is verified on per step (vLLM
+  // num_speculative_tokens, k); 0 = off. Drafts come from the executor (StepResult).
+  // REQUIRES: 0 <= x <= kMaxSpeculativeTokens; > 0 only with the continuous policy.
+  int num_speculative_tokens = 0;
 
   // Throws ConfigError whose message names the offending field.
   void validate() const;
+  // The speculative-decoding part of validate().
+  void validate_speculative() const;
 
   // The static batch size in effect (static_batch_size, or max_num_seqs when 0).
   int effective_static_batch_size() const {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace servesim {
@@ -25,6 +26,9 @@ struct ScheduledSequence {
   // Produces a token this step: the step reaches the last known token.
   bool samples = false;
   int num_cached_tokens_hit = 0;  // prefix-cache hit applied at admission this step, else 0
+  // Speculative decoding: draft tokens verified this step, the last num_spec_tokens of
+  // num_new_tokens (Scheduler::scheduled_spec_tokens() has their ids); 0 otherwise.
+  int num_spec_tokens = 0;
   // The sequence's block table (logical block -> physical block), covering at least
   // num_computed_tokens + num_new_tokens tokens. Valid until the next schedule().
   std::span<const int32_t> block_table;
@@ -50,8 +54,29 @@ struct SchedulerOutput {
 };
 
 struct StepResult {
-  // One per entry of SchedulerOutput::sequences with samples == true, in that order.
+  StepResult() = default;
+  // The plain (non-speculative) result: one token per sampling entry.
+  StepResult(std::vector<int32_t> sampled) : sampled_token_ids(std::move(sampled)) {}
+
+  // One per entry of SchedulerOutput::sequences with samples == true, in that order; with
+  // num_sampled_tokens, each entry's tokens back to back.
   std::vector<int32_t> sampled_token_ids;
+  // Speculative decoding only; empty means one token per sampling entry. Per sampling entry,
+  // the tokens it produced: 1 + its accepted drafts, between 1 and 1 + num_spec_tokens (vLLM
+  // ModelRunnerOutput.sampled_token_ids, one list per request).
+  std::vector<int32_t> num_sampled_tokens;
+  // Speculative decoding only; empty means no drafts. Per sampling entry, the draft tokens
+  // proposed for its next step (cut to num_speculative_tokens), their ids back to back in
+  // draft_token_ids (vLLM Scheduler.update_draft_token_ids).
+  std::vector<int32_t> num_draft_tokens;
+  std::vector<int32_t> draft_token_ids;
+
+  void clear() {
+    sampled_token_ids.clear();
+    num_sampled_tokens.clear();
+    num_draft_tokens.clear();
+    draft_token_ids.clear();
+  }
 };
 
 struct SchedulerStats {
@@ -71,6 +96,9 @@ struct SchedulerStats {
   int64_t num_aborted = 0;
   int64_t num_rejected = 0;
   int64_t num_evicted_blocks = 0;  // cached blocks reused for other content
+  // Speculative decoding (vLLM spec_decode_num_draft_tokens / _num_accepted_tokens).
+  int64_t num_draft_tokens = 0;     // drafts verified
+  int64_t num_accepted_tokens = 0;  // of those, accepted
   double prefix_cache_hit_rate() const {
     return prefix_cache_queries_tokens > 0
                ? static_cast<double>(prefix_cache_hit_tokens) / prefix_cache_queries_tokens

@@ -35,6 +35,9 @@ struct Sequence {
   int num_preemptions = 0;
   bool admitted_once = false;
   int num_cached_prompt_tokens = 0;  // prefix hit at the first admission
+  // Speculative decoding: drafts proposed after the last step, verified in the next one
+  // (vLLM Request.spec_token_ids); empty otherwise, and cleared by preemption.
+  std::vector<int32_t> spec_token_ids;
 
   int num_tokens() const { return static_cast<int>(tokens.size()); }
   int num_output_tokens() const { return num_tokens() - num_prompt_tokens; }
