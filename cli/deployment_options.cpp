@@ -12,6 +12,11 @@ void DeploymentOptions::add_to(CLI::App& app, bool model_required) {
   app.add_option("--tensor-parallel-size,--tp,-t", tp, "GPUs each layer is split over")
       ->capture_default_str();
   app.add_option("--pipeline-parallel-size,--pp", pp, "Pipeline stages")->capture_default_str();
+  app.add_option("--data-parallel-size,--dp", dp,
+                 "Data-parallel replicas (with --enable-expert-parallel: EP = TP x DP)")
+      ->capture_default_str();
+  app.add_flag("--enable-expert-parallel", enable_expert_parallel,
+               "MoE experts split over TP x DP ranks instead of tensor parallel (vLLM's flag)");
   app.add_option("--gpu-memory-utilization", gpu_memory_utilization,
                  "Fraction of GPU memory the engine may use")
       ->capture_default_str();
@@ -57,6 +62,8 @@ DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) c
   Resolved r{catalog.resolve_model(model), catalog.resolve_gpu(gpu), {}, {}};
   r.parallel.tp = tp;
   r.parallel.pp = pp;
+  r.parallel.dp = dp;
+  r.parallel.enable_expert_parallel = enable_expert_parallel;
   EngineConfig& e = r.engine;
   e.gpu_memory_utilization = gpu_memory_utilization;
   e.max_model_len = max_model_len;

@@ -20,6 +20,8 @@ struct DeploymentOptions {
   std::string gpu;
   int tp = 1;
   int pp = 1;
+  int dp = 1;
+  bool enable_expert_parallel = false;
   double gpu_memory_utilization = 0.9;
   int max_model_len = 0;
   int max_num_seqs = 0;

@@ -36,6 +36,7 @@ void ParallelConfig::validate(const ModelSpec& model) const {
   if (tp < 1) throw ConfigError("--tensor-parallel-size must be >= 1, got " + std::to_string(tp));
   if (pp < 1) throw ConfigError("--pipeline-parallel-size must be >= 1, got " + std::to_string(pp));
   if (dp < 1) throw ConfigError("--data-parallel-size must be >= 1, got " + std::to_string(dp));
+  if (servers < 1) throw ConfigError("servers must be >= 1, got " + std::to_string(servers));
   if (model.num_heads % tp != 0) {
     std::string fits;
     for (int t = 1; t <= 64; t *= 2) {

@@ -4,11 +4,11 @@
 // One replica uses tp * pp GPUs.
 //
 // Expert parallelism (vLLM --enable-expert-parallel; vLLM 0.12's expert-parallel deployment
-// guide: EP_SIZE = TP_SIZE x DP_SIZE): the MoE
-// layers of the dp replicas form one expert-parallel group of EP = tp x dp ranks, each rank
-// holding num_experts / EP whole experts; attention and dense layers stay tensor parallel
-// within a replica (attention data parallel across replicas when dp > 1). Because every MoE
-// layer exchanges tokens over the whole group, the dp replicas then step in lock-step.
+// guide: EP_SIZE = TP_SIZE x DP_SIZE): the MoE layers of the dp replicas form one group of
+// EP = tp x dp ranks, each holding num_experts / EP whole experts; attention and dense layers
+// stay tensor parallel within a replica (attention data parallel across replicas when
+// dp > 1). Because every MoE layer exchanges tokens over the whole group, the dp replicas
+// then step in lock-step.
 //
 // Plain value; validate() against a model throws ConfigError naming the flag.
 #pragma once
@@ -28,8 +28,13 @@ struct ParallelConfig {
   // 1 / i^s. 0 = uniform routing. REQUIRES: in [0, kMaxExpertZipfExponent].
   double expert_zipf_exponent = 0;
 
+  // Independent copies of the whole deployment (all dp replicas) behind one router: the
+  // planner's copies of one expert-parallel server. Not a vLLM flag.
+  int servers = 1;
+
   int gpus_per_replica() const { return tp * pp; }
-  int total_gpus() const { return tp * pp * dp; }
+  int replicas() const { return dp * servers; }
+  int total_gpus() const { return tp * pp * dp * servers; }
   // Ranks of the expert-parallel group: tp x dp with expert parallelism, else 1 (experts are
   // tensor-parallel then, split over tp like every other layer).
   int ep() const { return enable_expert_parallel ? tp * dp : 1; }

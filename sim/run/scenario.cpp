@@ -57,6 +57,18 @@ void read_parallel(JsonObjectReader& r, ParallelConfig& p) {
   if (p.tp < 1) r.fail("tensor_parallel_size", "must be >= 1");
   if (p.pp < 1) r.fail("pipeline_parallel_size", "must be >= 1");
   if (p.dp < 1 || p.dp > 4096) r.fail("data_parallel_size", "must be in [1, 4096]");
+  p.enable_expert_parallel = r.optional<bool>("enable_expert_parallel", false);
+  const std::string popularity = r.optional<std::string>("expert_popularity", "uniform");
+  if (popularity == "zipf") {
+    p.expert_zipf_exponent = r.optional<double>("expert_zipf_exponent", 1.0);
+    if (!(p.expert_zipf_exponent >= 0 && p.expert_zipf_exponent <= kMaxExpertZipfExponent)) {
+      r.fail("expert_zipf_exponent", "must be in [0, 4]");
+    }
+  } else if (popularity != "uniform") {
+    r.fail("expert_popularity", "must be \"uniform\" or \"zipf\" (got \"" + popularity + "\")");
+  } else if (r.has("expert_zipf_exponent")) {
+    r.fail("expert_zipf_exponent", "needs \"expert_popularity\": \"zipf\"");
+  }
   r.finish();
 }
 

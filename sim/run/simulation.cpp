@@ -43,7 +43,7 @@ class Simulation::Driver final : public EventHandler,
     ReplicaOptions options;
     options.vocab_size = c.model.vocab_size;
     options.sliding_window = c.model.sliding_window;
-    for (int r = 0; r < c.parallel.dp; ++r) {
+    for (int r = 0; r < c.parallel.replicas(); ++r) {
       replicas_.emplace_back(
           std::make_unique<Replica>(r, sim.scheduler_config_, *sim.cost_model_, options));
     }
@@ -202,20 +202,48 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void try_start(uint32_t r) {
-    Replica& replica = *replicas_[r];
-    if (replica.busy()) return;
-    Scheduler& scheduler = replica.scheduler();
+    const ParallelConfig& parallel = sim_.config_.parallel;
+    if (parallel.lockstep()) {
+      start_together(r / parallel.dp * parallel.dp, parallel.dp);
+      return;
+    }
+    if (replicas_[r]->busy()) return;
+    if (const std::optional<double> duration = begin_step(r)) {
+      loop_.schedule_in(*duration, EventKind::kStepEnd, r);
+    }
+  }
+
+  // Expert parallelism over several replicas: vLLM runs the MoE layers of all data-parallel
+  // ranks of a server together (idle ranks run dummy batches), so once none of replicas
+  // [first, first + count) is busy each with work begins a step, all ending with the slowest.
+  void start_together(uint32_t first, int count) {
+    const uint32_t end = first + static_cast<uint32_t>(count);
+    for (uint32_t r = first; r < end; ++r) {
+      if (replicas_[r]->busy()) return;
+    }
+    double slowest_s = -1;
+    for (uint32_t r = first; r < end; ++r) {
+      if (const std::optional<double> duration = begin_step(r)) {
+        slowest_s = std::max(slowest_s, *duration);
+      }
+    }
+    for (uint32_t r = first; r < end; ++r) {
+      if (replicas_[r]->busy()) loop_.schedule_in(slowest_s, EventKind::kStepEnd, r);
+    }
+  }
+
+  // Begins replica r's next step and returns its duration, or arms its static-batch timer.
+  std::optional<double> begin_step(uint32_t r) {
+    Scheduler& scheduler = replicas_[r]->scheduler();
     if (scheduler.static_batch_gathering() && arrivals_done()) {
       scheduler.release_static_batch(/*no_more_arrivals=*/true);
     }
-    if (const std::optional<double> duration = replica.begin_step(loop_.now_s())) {
-      loop_.schedule_in(*duration, EventKind::kStepEnd, r);
-      return;
-    }
-    if (scheduler.static_batch_gathering() && gather_timer_s_[r] == kNoEvent) {
+    const std::optional<double> duration = replicas_[r]->begin_step(loop_.now_s());
+    if (!duration && scheduler.static_batch_gathering() && gather_timer_s_[r] == kNoEvent) {
       gather_timer_s_[r] = loop_.now_s() + sim_.config_.static_batch_timeout_s;
       loop_.schedule(gather_timer_s_[r], EventKind::kTimeout, r);
     }
+    return duration;
   }
 
   void on_sample() {
