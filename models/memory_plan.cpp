@@ -276,9 +276,11 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
                 std::ceil(static_cast<double>(plan.total_bytes) * e.gpu_memory_utilization));
   plan.activation_bytes =
       e.activation_memory_bytes.value_or(activation_peak_bytes(model, parallel, e));
-  plan.non_torch_bytes = e.non_torch_memory_bytes          ? *e.non_torch_memory_bytes
-                         : parallel.gpus_per_replica() > 1 ? kNonTorchMultiGpuBytes
-                                                           : kNonTorchSingleGpuBytes;
+  // NCCL's buffers come with any group: TP/PP within a replica or EP across replicas.
+  const bool multi_gpu = parallel.gpus_per_replica() > 1 || parallel.ep() > 1;
+  plan.non_torch_bytes = e.non_torch_memory_bytes ? *e.non_torch_memory_bytes
+                         : multi_gpu              ? kNonTorchMultiGpuBytes
+                                                  : kNonTorchSingleGpuBytes;
   plan.cuda_graphs = cuda_graph_plan(e);
   int most_layers = 0;
   for (int stage = 0; stage < parallel.pp; ++stage) {
@@ -489,9 +491,9 @@ std::string MemoryPlan::to_table() const {
   out << line;
   if (parallel.enable_expert_parallel) {
     std::snprintf(line, sizeof line,
-                  "  expert parallel: EP %d = TP %d x DP %d; each GPU holds 1/%d of the routed "
-                  "experts, attention TP %d within each of the %d replicas\n",
-                  parallel.ep(), parallel.tp, parallel.dp, parallel.ep(), parallel.tp, parallel.dp);
+                  "  expert parallel: EP %d = TP %d x DP %d over %d GPUs; each GPU holds 1/%d of "
+                  "the routed experts; figures below are per data-parallel replica\n",
+                  parallel.ep(), parallel.tp, parallel.dp, parallel.total_gpus(), parallel.ep());
     out << line;
   }
   std::snprintf(line, sizeof line,

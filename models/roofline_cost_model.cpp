@@ -237,9 +237,10 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   double moe_mlp = 0;
   double moe_comm = comm;
   if (num_experts_ > 0) {
-    // With expert parallelism the layer serves the tokens of every data-parallel replica of
-    // the group, each taken to be like this one (lock-step makes the slowest set the pace).
-    const double tokens = n * ep_dp_;
+    // With expert parallelism the layer also serves the other data-parallel replicas of the
+    // group, each taken to run as many sequences as this one, decoding: a prompt chunk is on
+    // one replica at a time, and lock-step lets the replica holding it set the pace.
+    const double tokens = n + (ep_dp_ - 1) * static_cast<double>(b.num_seqs);
     // Expected distinct experts of this rank the tokens route to (uniform routing), and the
     // token-expert rows the busiest rank computes.
     const double distinct = local_experts_ * (1 - std::exp(tokens * log_expert_miss_));
