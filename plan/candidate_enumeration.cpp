@@ -14,10 +14,20 @@ namespace servesim {
 namespace {
 
 constexpr int kDefaultTp[] = {1, 2, 4, 8};
+// Data-parallel ranks of one expert-parallel server tried for a MoE model.
+constexpr int kDefaultExpertParallelDp[] = {1, 2, 4};
+
+// One way to place the experts: tensor parallel (expert_parallel false, dp 1) or one
+// expert-parallel server of dp data-parallel ranks.
+struct ExpertPlacement {
+  bool expert_parallel = false;
+  int dp = 1;
+};
 
 struct ParallelAxes {
   std::vector<int> tps;
   std::vector<int> pps;
+  std::vector<ExpertPlacement> placements;
   std::vector<int> seqs;  // max_num_seqs values; 0 takes vLLM's default for the GPU
 };
 
@@ -28,6 +38,26 @@ std::vector<HardwareSpec> gpu_axis(const PlanState& state) {
   std::vector<HardwareSpec> gpus;
   for (const std::string& g : o.gpus) gpus.push_back(state.catalog.resolve_gpu(g));
   return gpus;
+}
+
+// MoE models search experts tensor parallel and expert parallel (vLLM
+// --enable-expert-parallel) over 1, 2 and 4 data-parallel ranks per server; --fix
+// parallel.enable_expert_parallel=... keeps one, --fix parallel.data_parallel_size=D one D.
+std::vector<ExpertPlacement> expert_placements(const PlanState& state) {
+  const PlanOptions& o = state.options;
+  const ParallelConfig& base = state.scenario.config.parallel;
+  const bool fixed = is_fixed(o, "parallel.enable_expert_parallel");
+  if (!state.scenario.config.model.is_moe() || (fixed && !base.enable_expert_parallel)) {
+    return {{false, 1}};
+  }
+  std::vector<ExpertPlacement> placements;
+  if (!fixed) placements.push_back({false, 1});
+  if (is_fixed(o, "parallel.data_parallel_size")) {
+    placements.push_back({true, base.dp});
+  } else {
+    for (int dp : kDefaultExpertParallelDp) placements.push_back({true, dp});
+  }
+  return placements;
 }
 
 ParallelAxes parallel_axes(const PlanState& state) {
@@ -43,6 +73,7 @@ ParallelAxes parallel_axes(const PlanState& state) {
     }
   }
   axes.pps = o.pp.empty() ? std::vector<int>{base.parallel.pp} : o.pp;
+  axes.placements = expert_placements(state);
   axes.seqs = o.max_num_seqs.empty() ? std::vector<int>{base.engine.max_num_seqs} : o.max_num_seqs;
   return axes;
 }
@@ -74,7 +105,8 @@ void check_limits_reachable(const PlanState& state, const ParallelAxes& axes) {
 // invalid, or does-not-fit when only memory rules it out.
 MemoryPlan prune(PlanCandidate& c, const ModelSpec& model, const HardwareSpec& gpu,
                  EngineConfig engine) {
-  const ParallelConfig parallel{c.tp, c.pp, 1};
+  ParallelConfig parallel{c.tp, c.pp, c.dp};
+  parallel.enable_expert_parallel = c.expert_parallel;
   MemoryPlan mp;
   try {
     parallel.validate(model);
@@ -102,13 +134,16 @@ MemoryPlan prune(PlanCandidate& c, const ModelSpec& model, const HardwareSpec& g
   return mp;
 }
 
-void add_candidate(PlanState& state, size_t g, int tp, int pp, int max_num_seqs) {
+void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement placement,
+                   int max_num_seqs) {
   const HardwareSpec& gpu = state.gpus[g];
   PlanCandidate c;
   c.gpu = gpu.name;
   c.tp = tp;
   c.pp = pp;
-  c.gpus_per_replica = tp * pp;
+  c.expert_parallel = placement.expert_parallel;
+  c.dp = placement.dp;
+  c.gpus_per_replica = tp * pp * placement.dp;
   c.price_per_gpu_hour = gpu.price_per_hour_usd;
   EngineConfig engine = state.scenario.config.engine;
   engine.max_num_seqs = max_num_seqs;
@@ -131,7 +166,11 @@ void enumerate_candidates(PlanState& state) {
   for (size_t g = 0; g < state.gpus.size(); ++g) {
     for (int tp : axes.tps) {
       for (int pp : axes.pps) {
-        for (int max_num_seqs : axes.seqs) add_candidate(state, g, tp, pp, max_num_seqs);
+        for (const ExpertPlacement& placement : axes.placements) {
+          for (int max_num_seqs : axes.seqs) {
+            add_candidate(state, g, tp, pp, placement, max_num_seqs);
+          }
+        }
       }
     }
   }

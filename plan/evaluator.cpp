@@ -31,7 +31,12 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate&
                                    PlanLoad load, double value, uint64_t requests) const {
   SimulationConfig cfg = base_;
   cfg.gpu = gpu;
-  cfg.parallel = ParallelConfig{c.tp, c.pp, replicas};
+  // An expert-parallel replica is a whole server of c.dp lock-stepped data-parallel ranks.
+  cfg.parallel.tp = c.tp;
+  cfg.parallel.pp = c.pp;
+  cfg.parallel.enable_expert_parallel = c.expert_parallel;
+  cfg.parallel.dp = c.expert_parallel ? c.dp : replicas;
+  cfg.parallel.servers = c.expert_parallel ? replicas : 1;
   cfg.engine.max_num_seqs = c.max_num_seqs;
   cap_kv_blocks(cfg, c);
   cfg.metrics.price_per_gpu_hour = 0;  // each GPU's own catalog price

@@ -36,6 +36,8 @@ nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
                         {"gpu", c.gpu},
                         {"tp", c.tp},
                         {"pp", c.pp},
+                        {"expert_parallel", c.expert_parallel},
+                        {"dp", c.dp},
                         {"max_num_seqs", c.max_num_seqs},
                         {"status", candidate_status_name(c.status)},
                         {"limit", c.limit},
@@ -95,6 +97,12 @@ std::string table_header(const PlanReport& r) {
   return out + "\n";
 }
 
+// " EP8 (DP4)" for an expert-parallel candidate, else "".
+std::string expert_parallel_label(const PlanCandidate& c) {
+  if (!c.expert_parallel) return "";
+  return " EP" + std::to_string(c.tp * c.dp) + " (DP" + std::to_string(c.dp) + ")";
+}
+
 // Nothing is feasible: the closest candidates (at least one) and what each would need.
 std::string closest_text(const PlanReport& r, size_t rows) {
   std::string out = "No candidate meets the SLOs within the limits. Closest candidates:\n";
@@ -103,7 +111,8 @@ std::string closest_text(const PlanReport& r, size_t rows) {
     if (shown == std::max<size_t>(rows, 1)) break;
     ++shown;
     out += "  " + c.gpu + " TP" + std::to_string(c.tp) + " PP" + std::to_string(c.pp) +
-           " max_num_seqs " + std::to_string(c.max_num_seqs) + ": " + c.reason + "\n";
+           expert_parallel_label(c) + " max_num_seqs " + std::to_string(c.max_num_seqs) + ": " +
+           c.reason + "\n";
     if (!c.suggestion.empty()) out += "      would need: " + c.suggestion + "\n";
   }
   return out;
@@ -124,12 +133,13 @@ std::string ranked_rows(const PlanReport& r, size_t rows) {
     ++shown;
     const MetricsSummary& m = c.predicted;
     std::snprintf(line, sizeof line,
-                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s\n",
+                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s\n",
                   k + 1, c.gpu.c_str(), c.tp, c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
                   c.cost_per_hour, c.usd_per_million_tokens, ms(m.ttft.p50_s, "%.1f").c_str(),
                   ms(m.ttft.p99_s, "%.1f").c_str(), ms(m.tpot.p50_s, "%.2f").c_str(),
                   ms(m.tpot.p99_s, "%.2f").c_str(), c.headroom * 100, c.limit.c_str(),
-                  c.verified ? "" : " (not verified)");
+                  c.verified ? "" : " (not verified)",
+                  c.expert_parallel ? (" |" + expert_parallel_label(c)).c_str() : "");
     out += line;
   }
   return out;
@@ -138,9 +148,13 @@ std::string ranked_rows(const PlanReport& r, size_t rows) {
 // The winner's deployment, cost and `vllm serve` line.
 std::string winner_text(const PlanReport& r) {
   const PlanCandidate& w = r.candidates.front();
+  const std::string ep = w.expert_parallel
+                             ? " x DP " + std::to_string(w.dp) + ", expert parallel (EP " +
+                                   std::to_string(w.tp * w.dp) + ")"
+                             : "";
   std::string out =
       "\nwinner: " + std::to_string(w.replicas) + " x " + w.gpu + " replica(s) of TP " +
-      std::to_string(w.tp) + (w.pp > 1 ? " PP " + std::to_string(w.pp) : "") + " = " +
+      std::to_string(w.tp) + (w.pp > 1 ? " PP " + std::to_string(w.pp) : "") + ep + " = " +
       std::to_string(w.total_gpus) + " GPUs, " + format_number("$%.2f/hour", w.cost_per_hour) +
       format_number(", $%.4f per 1M tokens", w.usd_per_million_tokens) + "\n";
   out += "  " + r.vllm_command() + "\n";
@@ -180,6 +194,10 @@ std::string PlanReport::vllm_command() const {
   std::string cmd = "vllm serve " + (model_repo.empty() ? model : model_repo);
   cmd += " --tensor-parallel-size " + std::to_string(c.tp);
   if (c.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(c.pp);
+  if (c.expert_parallel) {
+    if (c.dp > 1) cmd += " --data-parallel-size " + std::to_string(c.dp);
+    cmd += " --enable-expert-parallel";
+  }
   cmd += " --max-num-seqs " + std::to_string(e.max_num_seqs);
   cmd += " --max-num-batched-tokens " + std::to_string(e.max_num_batched_tokens);
   cmd += format_number(" --gpu-memory-utilization %g", e.gpu_memory_utilization);
@@ -188,6 +206,7 @@ std::string PlanReport::vllm_command() const {
   if (!e.enable_chunked_prefill) cmd += " --no-enable-chunked-prefill";
   if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
   if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
+  if (e.speculative) cmd += " --speculative-config '" + e.speculative->vllm_json().dump() + "'";
   return cmd;
 }
 

@@ -38,11 +38,16 @@ struct PlanCandidate {
   std::string gpu;
   int tp = 1;
   int pp = 1;
+  // Expert parallelism: one server of dp data-parallel replicas whose MoE layers split the
+  // experts over EP = tp x dp ranks (vLLM --enable-expert-parallel --data-parallel-size dp);
+  // a "replica" below is then that whole server.
+  bool expert_parallel = false;
+  int dp = 1;
   int max_num_seqs = 0;  // sequences; resolved (vLLM's default filled in)
   EngineConfig engine;   // resolved flags, for the vllm serve line
   int gpus_per_replica = 1;
   double price_per_gpu_hour = 0;  // dollars
-  int64_t kv_cache_tokens = 0;    // per replica
+  int64_t kv_cache_tokens = 0;    // per replica (expert parallel: per data-parallel rank)
 
   // What the search found. This and the next block are what the search steps write; a step
   // run across processes sends them to every rank (outcome_fields() in
