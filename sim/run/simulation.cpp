@@ -48,6 +48,7 @@ class Simulation::Driver final : public EventHandler,
           std::make_unique<Replica>(r, sim.scheduler_config_, *sim.cost_model_, options));
     }
     loads_.resize(replicas_.size());
+    wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
     if (c.service.enabled) {
       const uint32_t clients = TenantAssigner::partitioned_clients(c.workload);
@@ -106,6 +107,11 @@ class Simulation::Driver final : public EventHandler,
         break;
       case EventKind::kSample:
         on_sample();
+        break;
+      case EventKind::kDispatch:
+        wave_pending_[event.target] = false;
+        start_together(event.target * static_cast<uint32_t>(sim_.config_.parallel.dp),
+                       sim_.config_.parallel.dp);
         break;
       default:
         throw std::logic_error("simulation: unexpected event kind");
@@ -204,7 +210,13 @@ class Simulation::Driver final : public EventHandler,
   void try_start(uint32_t r) {
     const ParallelConfig& parallel = sim_.config_.parallel;
     if (parallel.lockstep()) {
-      start_together(r / parallel.dp * parallel.dp, parallel.dp);
+      // Once every request of this instant has reached its replica (a kDispatch event at the
+      // same time runs after them), so that replicas given work together start together.
+      const uint32_t group = r / static_cast<uint32_t>(parallel.dp);
+      if (!wave_pending_[group]) {
+        wave_pending_[group] = true;
+        loop_.schedule(loop_.now_s(), EventKind::kDispatch, group);
+      }
       return;
     }
     if (replicas_[r]->busy()) return;
@@ -266,6 +278,7 @@ class Simulation::Driver final : public EventHandler,
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;
+  std::vector<bool> wave_pending_;  // per lock-stepped server: a kDispatch is queued
   std::unique_ptr<ServicePath> service_;  // null for "service": "none"
   double pending_arrival_s_ = kNoEvent;
   uint64_t done_ = 0;
