@@ -278,7 +278,7 @@ class Simulation::Driver final : public EventHandler,
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;
-  std::vector<bool> wave_pending_;  // per lock-stepped server: a kDispatch is queued
+  std::vector<bool> wave_pending_;        // per lock-stepped server: a kDispatch is queued
   std::unique_ptr<ServicePath> service_;  // null for "service": "none"
   double pending_arrival_s_ = kNoEvent;
   uint64_t done_ = 0;
