@@ -111,7 +111,7 @@ TEST(ReferenceForward, PrefillThenDecodesMatchFp64) {
   std::iota(table.rbegin(), table.rend(), 3);  // descending, non-contiguous use of the cache
 
   SchedulerOutput out;
-  out.sequences.push_back(ScheduledSequence{1, 11, 0, 11, true, true, 0, table});
+  out.sequences.push_back(ScheduledSequence{1, 11, 0, 11, true, true, 0, 0, table});
   for (int step = 0; step < 6; ++step) {
     const std::span<const int32_t> toks[] = {tokens};
     const RunnerOutput& res = runner.execute(out, toks);
@@ -133,7 +133,7 @@ TEST(Weights, RandomActivationsStayFiniteThroughManyLayers) {
   std::iota(table.begin(), table.end(), 1);
   const std::vector<int32_t> tokens = testing::test_prompt(20);
   SchedulerOutput out;
-  out.sequences.push_back(ScheduledSequence{1, 20, 0, 20, true, true, 0, table});
+  out.sequences.push_back(ScheduledSequence{1, 20, 0, 20, true, true, 0, 0, table});
   const std::span<const int32_t> toks[] = {tokens};
   const RunnerOutput& res = runner.execute(out, toks);
   double ss = 0;
