@@ -20,7 +20,7 @@ double windowed_pairs(int64_t num_new, int64_t context, int64_t window) {
 }  // namespace
 
 void BatchShape::add_sequence(int num_new_tokens, int num_context_tokens, bool is_prefill,
-                              bool samples) {
+                              bool samples, int num_spec_tokens) {
   const int64_t n = num_new_tokens;
   const int64_t c = num_context_tokens;
   const int64_t w = sliding_window > 0 ? sliding_window : c + n;
@@ -41,7 +41,7 @@ void BatchShape::add_sequence(int num_new_tokens, int num_context_tokens, bool i
     decode_context_tokens += c + n;
     windowed_decode_context_tokens += std::min(c + n, w);
   }
-  if (samples) ++num_sampled;
+  if (samples) num_sampled += 1 + num_spec_tokens;
 }
 
 void BatchShape::clear() {

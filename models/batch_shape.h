@@ -33,7 +33,7 @@ struct BatchShape {
   double prefill_attention_pairs = 0;
   int64_t prefill_kv_tokens = 0;      // sum over prefill seqs of (context + new): KV read/written
   int64_t decode_context_tokens = 0;  // sum over decode seqs of (context + 1): KV read
-  int num_sampled = 0;                // sequences that sample a token (LM head + sampler rows)
+  int num_sampled = 0;  // rows that sample a token (LM head + sampler): sequences + drafts
 
   // The same three sums with every query's keys capped at sliding_window.
   double windowed_prefill_attention_pairs = 0;
@@ -42,8 +42,12 @@ struct BatchShape {
 
   // Adds one sequence: num_new_tokens computed this step on top of num_context_tokens already
   // in its KV cache. REQUIRES: num_new_tokens >= 1, num_context_tokens >= 0; a decode
-  // (is_prefill false) computes one token.
-  void add_sequence(int num_new_tokens, int num_context_tokens, bool is_prefill, bool samples);
+  // (is_prefill false) computes one token plus num_spec_tokens speculative drafts it
+  // verifies, each of which needs logits (num_sampled counts 1 + num_spec_tokens rows). Their
+  // attention reads the sequence's KV once; decode attention FLOPs are counted per key, which
+  // undercounts a verify's (k + 1) queries, still far below the compute roof at k <= 16.
+  void add_sequence(int num_new_tokens, int num_context_tokens, bool is_prefill, bool samples,
+                    int num_spec_tokens = 0);
 
   // Empties the shape for the next step; keeps sliding_window.
   void clear();

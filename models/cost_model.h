@@ -16,11 +16,14 @@
 namespace servesim {
 
 struct StepTime {
-  double total_s = 0;                  // seconds; the sum of op_s
+  double total_s = 0;                  // seconds; the sum of op_s and draft_s
   std::array<double, kNumOps> op_s{};  // seconds per Op, indexed by static_cast<size_t>(Op)
   // The model priced this step beyond the range it was measured on (a calibrated profile
   // with extrapolate): the caller counts such steps and says so.
   bool extrapolated = false;
+  // Speculative decoding: seconds spent proposing the next drafts (SpeculativeCostModel),
+  // after the verify pass the ops cover; 0 otherwise.
+  double draft_s = 0;
 
   double operator[](Op op) const { return op_s[static_cast<std::size_t>(op)]; }
 };

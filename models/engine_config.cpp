@@ -70,6 +70,7 @@ EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSp
 }
 
 void EngineConfig::validate(const ModelSpec& model) const {
+  if (speculative) speculative->validate(model);
   if (!(gpu_memory_utilization > 0 && gpu_memory_utilization <= 1) ||
       !std::isfinite(gpu_memory_utilization)) {
     char got[32];

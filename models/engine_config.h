@@ -10,6 +10,7 @@
 #include <string>
 
 #include "models/dtype.h"
+#include "models/speculative_config.h"
 
 namespace servesim {
 
@@ -70,6 +71,8 @@ struct EngineConfig {
   // Accept max_model_len above the model's max_position_embeddings, as vLLM does with
   // VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 (the user vouches for RoPE scaling).
   bool allow_long_max_model_len = false;
+  // vLLM --speculative-config; unset: no speculative decoding (docs/speculative-decoding.md).
+  std::optional<SpeculativeConfig> speculative;
 
   // Copy with every 0/unset default replaced by the value vLLM would pick.
   EngineConfig resolved_for(const ModelSpec& model, const HardwareSpec& gpu) const;

@@ -259,6 +259,44 @@ int64_t cuda_graph_memory_bytes(const ModelSpec& m, const ParallelConfig& p, con
   return static_cast<int64_t>(std::llround(bytes));
 }
 
+namespace {
+
+// Speculative decoding's share of one GPU: vLLM loads the drafter in the same worker (its
+// weights count in "Model loading took") and gives its layers pages in the same KV pool.
+// MTP / EAGLE heads: one decoder layer of the target's shape (embedding and LM head shared).
+struct DraftMemory {
+  int64_t weights_bytes = 0;  // per GPU
+  int64_t block_bytes = 0;    // KV bytes one block index takes over the draft's layers
+};
+
+DraftMemory draft_memory(const ModelSpec& target, const ParallelConfig& parallel,
+                         const EngineConfig& e, DType kv) {
+  DraftMemory d;
+  if (!e.speculative || e.speculative->method == SpeculativeMethod::kNgram) return d;
+  ParallelConfig one_stage = parallel;
+  one_stage.pp = 1;
+  if (e.speculative->method == SpeculativeMethod::kDraftModel) {
+    if (!e.speculative->draft_model) return d;
+    const ModelSpec& m = *e.speculative->draft_model;
+    d.weights_bytes = weights_bytes_per_gpu(m, one_stage, e, 0);
+    d.block_bytes = static_cast<int64_t>(
+        std::llround(m.kv_bytes_per_token_per_layer(kv, parallel.tp) * e.block_size) *
+        m.num_layers);
+    return d;
+  }
+  ModelSpec shorter = target;
+  shorter.num_layers = std::max(1, target.num_layers - 1);
+  if (shorter.moe)
+    shorter.moe->dense_layers = std::min(shorter.moe->dense_layers, shorter.num_layers);
+  d.weights_bytes = std::max<int64_t>(0, weights_bytes_per_gpu(target, one_stage, e, 0) -
+                                             weights_bytes_per_gpu(shorter, one_stage, e, 0));
+  d.block_bytes = static_cast<int64_t>(
+      std::llround(target.kv_bytes_per_token_per_layer(kv, parallel.tp) * e.block_size));
+  return d;
+}
+
+}  // namespace
+
 MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareSpec& gpu,
                                          const ParallelConfig& parallel,
                                          const EngineConfig& engine_in) {
@@ -300,8 +338,9 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
   int64_t min_blocks = -1;
   int64_t min_kv_bytes = 0;
   double total_weights = 0;
+  const DraftMemory draft = draft_memory(model, parallel, e, kv);
   for (int stage = 0; stage < parallel.pp; ++stage) {
-    const int64_t weights = weights_bytes_per_gpu(model, parallel, e, stage);
+    const int64_t weights = weights_bytes_per_gpu(model, parallel, e, stage) + draft.weights_bytes;
     // With expert parallelism one copy of the model spans all dp replicas' GPUs.
     total_weights += static_cast<double>(weights) * parallel.tp *
                      (parallel.enable_expert_parallel ? parallel.dp : 1);
@@ -310,7 +349,8 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
                                   ? *e.kv_cache_memory_bytes
                                   : plan.requested_bytes - weights - plan.activation_bytes -
                                         plan.non_torch_bytes - graphs_subtracted;
-    const int64_t blocks = available > 0 ? available / plan.page_bytes / layers : 0;
+    const int64_t per_block = plan.page_bytes * layers + draft.block_bytes;
+    const int64_t blocks = available > 0 ? available / per_block : 0;
     if (min_blocks < 0 || blocks < min_blocks) {
       min_blocks = blocks;
       min_kv_bytes = available;

@@ -4,6 +4,7 @@
 
 #include "models/config_error.h"
 #include "models/name_match.h"
+#include "models/speculative_config.h"
 
 namespace servesim {
 namespace {
@@ -95,6 +96,8 @@ QueueOrder parse_queue_order(std::string_view name, std::string_view field) {
 std::string_view queue_order_name(QueueOrder order) {
   return order == QueueOrder::kPriority ? "priority" : "fcfs";
 }
+
+static_assert(kMaxSpeculativeTokens == kMaxSpeculativeDraftTokens);
 
 void SchedulerConfig::validate_speculative() const {
   using std::to_string;

@@ -72,7 +72,7 @@ void read_parallel(JsonObjectReader& r, ParallelConfig& p) {
   r.finish();
 }
 
-void read_engine(JsonObjectReader& r, SimulationConfig& c) {
+void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalog) {
   EngineConfig& e = c.engine;
   e.gpu_memory_utilization = r.optional<double>("gpu_memory_utilization", 0.9);
   // Absent means vLLM's default for the GPU; a value given must be a real size.
@@ -114,6 +114,12 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c) {
     e.num_gpu_blocks_override = r.positive_int("num_gpu_blocks_override");
   } else {
     r.raw("num_gpu_blocks_override");
+  }
+  if (r.has("speculative")) {
+    e.speculative = SpeculativeConfig::from_json(r.raw("speculative"), r.context() + ".speculative",
+                                                 &catalog);
+  } else {
+    r.raw("speculative");
   }
   c.long_prefill_token_threshold = r.non_negative_int("long_prefill_token_threshold", 0);
   c.batching = parse_scheduling_policy(r.optional<std::string>("batching", "continuous"),
@@ -246,7 +252,7 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
   }
   if (r.has("engine")) {
     JsonObjectReader e(r.raw("engine"), origin + ": engine");
-    read_engine(e, c);
+    read_engine(e, c, catalog);
   } else {
     r.raw("engine");
   }

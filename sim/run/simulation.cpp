@@ -43,6 +43,9 @@ class Simulation::Driver final : public EventHandler,
     ReplicaOptions options;
     options.vocab_size = c.model.vocab_size;
     options.sliding_window = c.model.sliding_window;
+    options.speculative = make_speculative_cost_model(c.model, c.gpu, c.parallel, sim.plan_.engine,
+                                                      c.roofline);
+    options.seed = c.seed;
     for (int r = 0; r < c.parallel.replicas(); ++r) {
       replicas_.emplace_back(
           std::make_unique<Replica>(r, sim.scheduler_config_, *sim.cost_model_, options));
@@ -299,6 +302,7 @@ SchedulerConfig scheduler_config_for(const SimulationConfig& config, const Memor
   sc.queue_order = config.queue_order;
   sc.static_batch_size = config.static_batch_size;
   sc.hash_salt = config.seed;
+  sc.num_speculative_tokens = e.speculative ? e.speculative->num_speculative_tokens : 0;
   sc.validate();
   return sc;
 }

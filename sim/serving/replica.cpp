@@ -13,7 +13,9 @@ Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost
       options_(options),
       scheduler_(config),
       executor_(cost_model, options.sliding_window),
-      ledger_(index, config.max_model_len, options.vocab_size) {}
+      ledger_(index, config.max_model_len, options.vocab_size) {
+  if (options.speculative) executor_.enable_speculation(options.speculative, options.seed);
+}
 
 void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener) {
   RequestRecord rejected;
@@ -61,6 +63,10 @@ std::optional<double> Replica::begin_step(double now_s) {
 }
 
 void Replica::end_step(double now_s, ReplicaListener& listener) {
+  if (executor_.speculative()) {
+    end_speculative_step(now_s, listener);
+    return;
+  }
   const SchedulerOutput& out = *current_;
   result_.sampled_token_ids.clear();
   for (const ScheduledSequence& s : out.sequences) {
@@ -75,6 +81,43 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
     result_.sampled_token_ids.push_back(
         synthetic_stream_token(t.spec->session, position, options_.vocab_size));
     listener.on_token(*t.spec, t.gap_s);
+  }
+  scheduler_.update(out, result_);
+  busy_ = false;
+  current_ = nullptr;
+  ++steps_;
+  busy_s_ += now_s - step_start_s_;
+  for (const FinishedRequest& done : scheduler_.finished()) report_left(done, now_s, listener);
+}
+
+void Replica::end_speculative_step(double now_s, ReplicaListener& listener) {
+  const SchedulerOutput& out = *current_;
+  const int k = executor_.num_speculative_tokens();
+  result_.clear();
+  for (const ScheduledSequence& s : out.sequences) {
+    if (!s.samples) continue;
+    const RequestLedger::TokenTime t = ledger_.on_token(s.request_id, now_s);
+    // The target's tokens are those of plain decoding (synthetic, by position); speculation
+    // changes only how many arrive per step. Drafts' ids do not matter to the scheduler.
+    const uint64_t first =
+        static_cast<uint64_t>(s.num_computed_tokens + s.num_new_tokens - s.num_spec_tokens);
+    const uint64_t stream = t.spec ? t.spec->session : 0;
+    const int n = 1 + (s.num_spec_tokens > 0 && t.spec
+                           ? executor_.accepted_drafts(stream, first, s.num_spec_tokens)
+                           : 0);
+    result_.num_sampled_tokens.push_back(n);
+    for (int i = 0; i < n; ++i) {
+      result_.sampled_token_ids.push_back(
+          synthetic_stream_token(stream, first + static_cast<uint64_t>(i), options_.vocab_size));
+    }
+    result_.num_draft_tokens.push_back(k);
+    result_.draft_token_ids.insert(result_.draft_token_ids.end(), static_cast<size_t>(k), 0);
+    // Every token reaches the listener (the service path streams and counts them); the step's
+    // tokens arrive together, one inter-token gap per step as vLLM's stream shows them.
+    if (t.spec) {
+      listener.on_token(*t.spec, t.gap_s);
+      for (int i = 1; i < n; ++i) listener.on_token(*t.spec, std::nullopt);
+    }
   }
   scheduler_.update(out, result_);
   busy_ = false;

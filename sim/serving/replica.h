@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -36,7 +37,8 @@ class ReplicaListener {
  public:
   virtual ~ReplicaListener() = default;
   // The request produced an output token in the step ending now; gap_s is the time since
-  // its previous token (nullopt for its first). Called for every token: the hottest path.
+  // its previous token (nullopt for its first, and for the 2nd.. of a step's speculative
+  // run: one gap per step). Called for every token: the hottest path.
   virtual void on_token(const RequestSpec& request, std::optional<double> gap_s) = 0;
   // The request left the replica (finished or rejected); the record is complete.
   virtual void on_request_left(const RequestSpec& request, const RequestRecord& record) = 0;
@@ -45,6 +47,9 @@ class ReplicaListener {
 struct ReplicaOptions {
   int vocab_size = 32000;  // range of synthetic token ids
   int sliding_window = 0;  // tokens; the model's window, 0 = none
+  // Speculative decoding: prices the drafts; nullptr = off. Acceptance draws use `seed`.
+  std::shared_ptr<const SpeculativeCostModel> speculative;
+  uint64_t seed = 0;
 };
 
 class Replica {
@@ -87,6 +92,8 @@ class Replica {
   const AdmissionCounters& admission() const { return admission_; }
 
  private:
+  // end_step() under speculative decoding: accepted runs, one streamed chunk per step.
+  void end_speculative_step(double now_s, ReplicaListener& listener);
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
 
   int index_;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "base/mix64.h"
+
 namespace servesim {
 
 SimulatedExecutor::SimulatedExecutor(const CostModel& cost_model, int sliding_window)
@@ -12,13 +14,47 @@ SimulatedExecutor::SimulatedExecutor(const CostModel& cost_model, int sliding_wi
   stage_free_s_.resize(static_cast<size_t>(stages_));
 }
 
+void SimulatedExecutor::enable_speculation(std::shared_ptr<const SpeculativeCostModel> cost,
+                                           uint64_t seed) {
+  spec_ = std::move(cost);
+  spec_seed_ = seed;
+  proposers_.sliding_window = whole_.sliding_window;
+}
+
+void SimulatedExecutor::add_draft_time(const SchedulerOutput& output) {
+  proposers_.clear();
+  for (const ScheduledSequence& s : output.sequences) {
+    // Context after the step, as if every draft were accepted: an upper bound by at most k.
+    if (s.samples)
+      proposers_.add_sequence(1, s.num_computed_tokens + s.num_new_tokens, false, true);
+  }
+  last_.draft_s = spec_->draft_s(proposers_);
+  last_.total_s += last_.draft_s;
+}
+
+int SimulatedExecutor::accepted_drafts(uint64_t stream, uint64_t first_position,
+                                       int num_spec) const {
+  const std::vector<double>& acceptance = spec_->config().acceptance;
+  const uint64_t key = mix64(spec_seed_ ^ mix64(stream ^ 0x5350454344524654ULL));
+  int accepted = 0;
+  while (accepted < num_spec) {
+    const uint64_t bits = mix64(key + first_position + static_cast<uint64_t>(accepted));
+    const double u = static_cast<double>(bits >> 11) * 0x1.0p-53;  // uniform in [0, 1)
+    if (!(u < acceptance[static_cast<size_t>(accepted)])) break;
+    ++accepted;
+  }
+  return accepted;
+}
+
 double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
   if (stages_ == 1) {
     whole_.clear();
     for (const ScheduledSequence& s : output.sequences) {
-      whole_.add_sequence(s.num_new_tokens, s.num_computed_tokens, s.is_prefill, s.samples);
+      whole_.add_sequence(s.num_new_tokens, s.num_computed_tokens, s.is_prefill, s.samples,
+                          s.num_spec_tokens);
     }
     last_ = cost_.predict(whole_);
+    if (spec_) add_draft_time(output);
     return last_.total_s;
   }
 
@@ -31,7 +67,8 @@ double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
     for (size_t i = 1; i < used; ++i) {
       if (micro_[i].num_tokens < micro_[best].num_tokens) best = i;
     }
-    micro_[best].add_sequence(s.num_new_tokens, s.num_computed_tokens, s.is_prefill, s.samples);
+    micro_[best].add_sequence(s.num_new_tokens, s.num_computed_tokens, s.is_prefill, s.samples,
+                              s.num_spec_tokens);
   }
 
   const size_t overhead = static_cast<size_t>(Op::kOverhead);

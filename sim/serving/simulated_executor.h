@@ -8,15 +8,24 @@
 // Fill and drain bubbles are therefore part of the step time. The host-side step overhead is
 // paid once per step, not per micro-batch.
 //
+// Speculative decoding (enable_speculation): each verified sequence's 1 + k tokens are in the
+// batch shape the CostModel prices, the drafting for the next step is added by the
+// SpeculativeCostModel, and accepted_drafts() draws how many drafts a sequence keeps,
+// deterministically from (seed, request stream, position): the same seed gives the same run
+// byte for byte.
+//
 // Borrows the CostModel (must outlive the executor). Reuses its buffers: no allocation per
 // step once they reached their peak size. Not thread-safe.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "engine/sched/scheduler_output.h"
 #include "models/batch_shape.h"
 #include "models/cost_model.h"
+#include "models/speculative_cost_model.h"
 
 namespace servesim {
 
@@ -25,19 +34,34 @@ class SimulatedExecutor {
   // sliding_window: the model's window in tokens (0 = none), for exact attention sums.
   SimulatedExecutor(const CostModel& cost_model, int sliding_window);
 
+  // Turns speculative decoding on: drafts priced by `cost`, acceptance drawn from `seed`.
+  void enable_speculation(std::shared_ptr<const SpeculativeCostModel> cost, uint64_t seed);
+  bool speculative() const { return spec_ != nullptr; }
+  int num_speculative_tokens() const { return spec_ ? spec_->config().num_speculative_tokens : 0; }
+
   // Seconds the step takes; also fills last_step().
   double step_time_s(const SchedulerOutput& output);
+
+  // How many of num_spec drafts verified at token positions first_position... of request
+  // stream `stream` are accepted: drafts are accepted in order, draft i with its conditional
+  // probability, until the first rejection. REQUIRES: speculative().
+  int accepted_drafts(uint64_t stream, uint64_t first_position, int num_spec) const;
 
   // Breakdown of the last step: op times summed over micro-batches of one stage pass, and
   // total_s equal to what step_time_s returned.
   const StepTime& last_step() const { return last_; }
 
  private:
+  void add_draft_time(const SchedulerOutput& output);
+
   const CostModel& cost_;
   int stages_;
   BatchShape whole_;
   std::vector<BatchShape> micro_;
   std::vector<double> stage_free_s_;  // per stage: when it finishes its current micro-batch
+  std::shared_ptr<const SpeculativeCostModel> spec_;
+  uint64_t spec_seed_ = 0;
+  BatchShape proposers_;  // one decode row per sampling sequence, for the draft cost
   StepTime last_;
 };
 
