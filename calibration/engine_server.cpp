@@ -65,8 +65,9 @@ class EngineServer::Run {
   // The CPU engine runs the server's weights; the CUDA one draws its own on the device (an 8B
   // model needs no 32 GB of host fp32 first), seeded like the CPU weights.
   static std::unique_ptr<Engine> make_engine(const EngineServer& server) {
-    const EngineOptions options{server.scheduler_config_, server.options_.num_threads,
-                                server.options_.profile, server.options_.backend};
+    EngineOptions options{server.scheduler_config_, server.options_.num_threads,
+                          server.options_.profile, server.options_.backend};
+    options.speculative = server.config_.engine.speculative;
     if (server.options_.backend == Backend::kCpu || !server.options_.checkpoint.empty()) {
       return std::make_unique<Engine>(server.weights_, options);
     }
@@ -239,6 +240,8 @@ class EngineServer::Run {
     op_totals.total_s = e.busy_s;
     e = RunReport::replica_summary(engine_->scheduler().stats(), engine_->scheduler().config(),
                                    e.steps, e.busy_s, op_totals);
+    result_.num_draft_tokens = engine_->num_draft_tokens();
+    result_.num_accepted_tokens = engine_->num_accepted_tokens();
   }
 
   const EngineServer& server_;

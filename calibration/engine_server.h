@@ -77,6 +77,9 @@ struct EngineServeResult {
   ReplicaSummary engine;
   double wall_s = 0;     // seconds from run()'s start to its end
   bool stopped = false;  // the observer asked to stop before the end
+  // Speculative decoding: drafts verified and, of those, accepted (0 without).
+  int64_t num_draft_tokens = 0;
+  int64_t num_accepted_tokens = 0;
 };
 
 class EngineServer {

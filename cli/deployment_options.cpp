@@ -56,6 +56,10 @@ void DeploymentOptions::add_to(CLI::App& app, bool model_required) {
   app.add_flag("--allow-long-max-model-len", allow_long_max_model_len,
                "Allow --max-model-len above the model's max_position_embeddings "
                "(vLLM: VLLM_ALLOW_LONG_MAX_MODEL_LEN=1)");
+  app.add_option("--speculative-config", speculative_config,
+                 "Speculative decoding in vLLM's JSON form, e.g. "
+                 "'{\"model\":\"Llama-3.1-8B\",\"num_speculative_tokens\":4}' (a draft "
+                 "model's weights and KV share the GPU)");
 }
 
 DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) const {
@@ -96,6 +100,10 @@ DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) c
   e.enforce_eager = enforce_eager;
   if (num_gpu_blocks_override != 0) e.num_gpu_blocks_override = num_gpu_blocks_override;
   e.allow_long_max_model_len = allow_long_max_model_len;
+  if (!speculative_config.empty()) {
+    e.speculative =
+        SpeculativeConfig::from_text(speculative_config, "--speculative-config", &catalog);
+  }
   return r;
 }
 

@@ -40,6 +40,7 @@ struct DeploymentOptions {
   bool enforce_eager = false;
   int64_t num_gpu_blocks_override = 0;
   bool allow_long_max_model_len = false;
+  std::string speculative_config;  // vLLM --speculative-config JSON; "" = none
 
   // `model_required` false: a command that can read the model elsewhere (memory --from-log).
   void add_to(CLI::App& app, bool model_required = true);

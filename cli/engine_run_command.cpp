@@ -12,6 +12,7 @@
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
 #include "models/json_file.h"
+#include "models/speculative_config.h"
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/knee.h"
 #include "sim/metrics/result_writer.h"
@@ -67,6 +68,10 @@ CLI::App* add_engine_run_command(CLI::App& engine, EngineRunOptions& o) {
   run->add_option("--out", o.out_dir,
                   "Write requests.csv, timeseries.csv and summary.json into this directory");
   run->add_option("--trace", o.trace_path, "Write the engine's per-step trace (JSON lines)");
+  run->add_option("--speculative-config", o.speculative_config,
+                  "Speculative decoding as vLLM takes it, e.g. "
+                  "'{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"prompt_lookup_max\":4}' "
+                  "(ngram only; sets engine.speculative)");
   run->add_flag("--profile", o.profile, "Per-op times in the trace and the summary");
   run->add_flag("--json", o.json, "Print the summary as JSON");
   run->add_option("--max-error-rate", o.max_error_rate,
@@ -99,6 +104,10 @@ int run_engine_run(const EngineRunOptions& o) {
   }
   std::vector<std::string> overrides = o.overrides;
   if (o.seed) overrides.push_back("seed=" + std::to_string(*o.seed));
+  if (!o.speculative_config.empty()) {
+    SpeculativeConfig::from_text(o.speculative_config, "--speculative-config", nullptr);
+    overrides.push_back("engine.speculative=" + o.speculative_config);
+  }
   Catalog catalog;
   const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
 
@@ -151,6 +160,11 @@ int run_engine_run(const EngineRunOptions& o) {
     j["knee"] = knee_json(knee, c.workload.steps);
   }
   j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
+  if (c.engine.speculative) {
+    j["speculative"] = {{"config", c.engine.speculative->vllm_json()},
+                        {"num_draft_tokens", result.num_draft_tokens},
+                        {"num_accepted_tokens", result.num_accepted_tokens}};
+  }
   const std::vector<Finding> why = diagnose({result.summary, {result.engine}, {}, result.wall_s});
   j["diagnosis"] = diagnosis_json(why);
 
@@ -178,6 +192,14 @@ int run_engine_run(const EngineRunOptions& o) {
     print_step_table(stdout, result.by_step,
                      {c.workload.steps, c.workload.step_duration_s, c.step_warmup_s});
     print_knee(stdout, knee, c.workload.steps);
+  }
+  if (c.engine.speculative && result.num_draft_tokens > 0) {
+    std::printf("  speculative decoding (%s): %lld of %lld drafts accepted (%.1f%%)\n",
+                c.engine.speculative->vllm_json().dump().c_str(),
+                static_cast<long long>(result.num_accepted_tokens),
+                static_cast<long long>(result.num_draft_tokens),
+                100.0 * static_cast<double>(result.num_accepted_tokens) /
+                    static_cast<double>(result.num_draft_tokens));
   }
   std::printf("  %lld engine steps, %.1f s busy of %.1f s%s\n",
               static_cast<long long>(result.engine.steps), result.engine.busy_s, result.wall_s,

@@ -32,7 +32,8 @@ struct EngineRunOptions {
   std::string trace_path;
   bool profile = false;
   bool json = false;
-  double max_error_rate = 0.01;  // fraction; a stepped run's step failing more is its knee
+  double max_error_rate = 0.01;    // fraction; a stepped run's step failing more is its knee
+  std::string speculative_config;  // vLLM --speculative-config JSON (ngram); "" = the scenario's
 };
 
 // Adds `run` to the `engine` subcommand.

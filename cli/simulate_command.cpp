@@ -14,6 +14,7 @@
 #include "cli/interrupt_flag.h"
 #include "models/config_error.h"
 #include "models/json_file.h"
+#include "models/speculative_config.h"
 #include "sim/agent/session_report.h"
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/knee.h"
@@ -119,12 +120,21 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
       "Replay a measured run's requests (vllm bench serve --save-result --save-detailed "
       "JSON, loadtest --out folder, or timing trace .jsonl/.csv) on the scenario's "
       "deployment instead of its workload");
+  cmd->add_option("--speculative-config", options.speculative_config,
+                  "Speculative decoding as vLLM takes it plus an acceptance key, e.g. "
+                  "'{\"method\":\"ngram\",\"num_speculative_tokens\":4,\"acceptance_rate\":0.6}' "
+                  "(sets engine.speculative)");
   return cmd;
 }
 
 int run_simulate(const SimulateOptions& options) {
   std::vector<std::string> overrides = options.overrides;
   if (options.seed) overrides.push_back("seed=" + std::to_string(*options.seed));
+  if (!options.speculative_config.empty()) {
+    // Checked here so a malformed flag is named as the flag, then applied as the scenario key.
+    SpeculativeConfig::from_text(options.speculative_config, "--speculative-config", nullptr);
+    overrides.push_back("engine.speculative=" + options.speculative_config);
+  }
   if (!(options.max_error_rate >= 0 && options.max_error_rate <= 1)) {
     throw ConfigError("--max-error-rate must be in [0, 1]");
   }

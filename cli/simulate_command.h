@@ -21,8 +21,9 @@ struct SimulateOptions {
   std::optional<uint64_t> seed;
   std::string out_dir;
   bool json = false;
-  double max_error_rate = 0.01;  // fraction; a stepped run's step failing more is its knee
-  std::string replay;            // measured run whose requests replace the workload; "" none
+  double max_error_rate = 0.01;    // fraction; a stepped run's step failing more is its knee
+  std::string replay;              // measured run whose requests replace the workload; "" none
+  std::string speculative_config;  // vLLM --speculative-config JSON; "" keeps the scenario's
 };
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options);

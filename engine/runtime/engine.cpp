@@ -32,22 +32,54 @@ Engine::Engine(const Weights& weights, const EngineOptions& options)
     : options_(options),
       scheduler_(options.scheduler),
       runner_(make_runner(weights, options)),
-      epoch_(Clock::now()) {}
+      epoch_(Clock::now()) {
+  init_speculative();
+}
 
 Engine::Engine(const BackendWeights& weights, const EngineOptions& options)
     : options_(options),
       scheduler_(options.scheduler),
       runner_(weights.make_runner(runner_options(options))),
-      epoch_(Clock::now()) {}
+      epoch_(Clock::now()) {
+  init_speculative();
+}
 
 Engine::Engine(std::unique_ptr<Runner> runner, const EngineOptions& options)
     : options_(options),
       scheduler_(options.scheduler),
       runner_(std::move(runner)),
-      epoch_(Clock::now()) {}
+      epoch_(Clock::now()) {
+  init_speculative();
+}
+
+void Engine::init_speculative() {
+  const int k = options_.scheduler.num_speculative_tokens;
+  if (!options_.speculative) {
+    if (k > 0)
+      throw ConfigError("num_speculative_tokens " + std::to_string(k) +
+                        " without a speculative config: the engine has no proposer");
+    return;
+  }
+  const SpeculativeConfig& spec = *options_.speculative;
+  if (spec.method != SpeculativeMethod::kNgram) {
+    throw ConfigError("speculative.method " + std::string(speculative_method_name(spec.method)) +
+                      ": the engine runs ngram (prompt lookup) only; simulate the others");
+  }
+  if (spec.num_speculative_tokens != k) {
+    throw ConfigError("speculative.num_speculative_tokens " +
+                      std::to_string(spec.num_speculative_tokens) +
+                      " differs from the scheduler's " + std::to_string(k));
+  }
+  proposer_.emplace(spec.prompt_lookup_min, spec.prompt_lookup_max, k);
+}
 
 bool Engine::add_request(Request request, const SamplingParams& sampling, int min_tokens) {
   const ModelSpec& spec = runner_->spec();
+  if (proposer_ && (sampling.temperature != 0 || min_tokens > 0)) {
+    throw ConfigError("request " + std::to_string(request.id) +
+                      ": the engine verifies speculative drafts greedily; use temperature 0 "
+                      "and no min_tokens, or drop engine.speculative");
+  }
   for (int32_t t : request.prompt_token_ids) {
     if (t < 0 || t >= spec.vocab_size) {
       throw ConfigError("request " + std::to_string(request.id) + ": prompt token " +
@@ -119,18 +151,59 @@ const StepTrace& Engine::step() {
   }
 
   tokens_.clear();
-  for (const ScheduledSequence& s : out.sequences) {
+  size_t verifies = 0;
+  for (size_t i = 0; i < out.sequences.size(); ++i) {
+    const ScheduledSequence& s = out.sequences[i];
     const Sequence* seq = scheduler_.find(s.request_id);
     if (seq == nullptr) throw std::logic_error("Engine: scheduled request is not live");
-    tokens_.emplace_back(seq->tokens);
+    if (s.num_spec_tokens == 0) {
+      tokens_.emplace_back(seq->tokens);
+      continue;
+    }
+    // The runner reads the drafts as the tokens after the known ones.
+    if (verify_tokens_.size() <= verifies) verify_tokens_.emplace_back();
+    std::vector<int32_t>& t = verify_tokens_[verifies++];
+    const std::span<const int32_t> drafts = scheduler_.scheduled_spec_tokens(i);
+    t.assign(seq->tokens.begin(), seq->tokens.end());
+    t.insert(t.end(), drafts.begin(), drafts.end());
+    tokens_.emplace_back(t);
   }
   const RunnerOutput& res = runner_->execute(out, tokens_);
   last_output_ = &res;
 
   trace_.op_s = res.op_s;
   const Clock::time_point sample_start = Clock::now();
-  result_.sampled_token_ids.clear();
   trace_.sequences.clear();
+  if (proposer_) {
+    sample_speculative(out, res);
+  } else {
+    sample(out, res);
+  }
+  trace_.op_s[static_cast<size_t>(Op::kSampling)] =
+      std::chrono::duration<double>(Clock::now() - sample_start).count();
+  trace_.op_s[static_cast<size_t>(Op::kOverhead)] += schedule_s;
+  trace_.step = out.step;
+  trace_.num_preempted = static_cast<int>(out.preempted_ids.size());
+
+  scheduler_.update(out, result_);
+  if (proposer_) {
+    emit_speculative_tokens();
+  } else if (callback_) {
+    for (const StepSequenceTrace& s : trace_.sequences) {
+      if (s.token >= 0) callback_(s.request_id, s.token);
+    }
+  }
+  for (const FinishedRequest& f : scheduler_.finished()) {
+    samplers_.erase(f.id);
+    min_tokens_.erase(f.id);
+  }
+  trace_.end_s = seconds_since_start();
+  if (trace_out_ != nullptr) *trace_out_ << trace_.to_json_line() << '\n';
+  return trace_;
+}
+
+void Engine::sample(const SchedulerOutput& out, const RunnerOutput& res) {
+  result_.sampled_token_ids.clear();
   int sample = 0;
   for (const ScheduledSequence& s : out.sequences) {
     int32_t token = -1;
@@ -143,25 +216,60 @@ const StepTrace& Engine::step() {
     trace_.sequences.push_back(StepSequenceTrace{s.request_id, s.num_new_tokens,
                                                  s.num_computed_tokens, s.is_prefill, token});
   }
-  trace_.op_s[static_cast<size_t>(Op::kSampling)] =
-      std::chrono::duration<double>(Clock::now() - sample_start).count();
-  trace_.op_s[static_cast<size_t>(Op::kOverhead)] += schedule_s;
-  trace_.step = out.step;
-  trace_.num_preempted = static_cast<int>(out.preempted_ids.size());
+}
 
-  scheduler_.update(out, result_);
-  if (callback_) {
-    for (const StepSequenceTrace& s : trace_.sequences) {
-      if (s.token >= 0) callback_(s.request_id, s.token);
+void Engine::sample_speculative(const SchedulerOutput& out, const RunnerOutput& res) {
+  result_.clear();
+  emitted_.clear();
+  const int vocab = runner_->spec().vocab_size;
+  int row = 0;
+  for (size_t i = 0; i < out.sequences.size(); ++i) {
+    const ScheduledSequence& s = out.sequences[i];
+    int32_t first_token = -1;
+    if (s.samples) {
+      Sampler& sampler = samplers_.at(s.request_id);
+      const std::span<const int32_t> drafts = scheduler_.scheduled_spec_tokens(i);
+      const size_t first = result_.sampled_token_ids.size();
+      // Row j holds the model's token after draft j (row 0: after the last known token). At
+      // temperature 0 a draft is accepted exactly when the model would have sampled it.
+      int n = 0;
+      for (int j = 0; j <= s.num_spec_tokens; ++j) {
+        const int32_t token = sampler.sample(res.row(row + j, vocab));
+        result_.sampled_token_ids.push_back(token);
+        ++n;
+        if (j == s.num_spec_tokens || token != drafts[static_cast<size_t>(j)]) break;
+      }
+      row += 1 + s.num_spec_tokens;
+      first_token = result_.sampled_token_ids[first];
+      result_.num_sampled_tokens.push_back(n);
+      const Sequence* seq = scheduler_.find(s.request_id);
+      lookup_.assign(seq->tokens.begin(), seq->tokens.end());
+      lookup_.insert(lookup_.end(), result_.sampled_token_ids.begin() + static_cast<long>(first),
+                     result_.sampled_token_ids.end());
+      result_.num_draft_tokens.push_back(proposer_->propose(lookup_, result_.draft_token_ids));
+      emitted_.push_back(Emitted{s.request_id, seq->num_output_tokens(), first, n});
+    }
+    trace_.sequences.push_back(StepSequenceTrace{s.request_id, s.num_new_tokens,
+                                                 s.num_computed_tokens, s.is_prefill, first_token});
+  }
+}
+
+void Engine::emit_speculative_tokens() {
+  if (!callback_) return;
+  for (const Emitted& e : emitted_) {
+    // A stop inside the accepted run drops the tokens after it: count what was kept.
+    int kept = e.count;
+    if (const Sequence* seq = scheduler_.find(e.request_id)) {
+      kept = seq->num_output_tokens() - e.num_outputs_before;
+    } else {
+      for (const FinishedRequest& f : scheduler_.finished()) {
+        if (f.id == e.request_id) kept = f.num_output_tokens - e.num_outputs_before;
+      }
+    }
+    for (int t = 0; t < std::min(kept, e.count); ++t) {
+      callback_(e.request_id, result_.sampled_token_ids[e.first + static_cast<size_t>(t)]);
     }
   }
-  for (const FinishedRequest& f : scheduler_.finished()) {
-    samplers_.erase(f.id);
-    min_tokens_.erase(f.id);
-  }
-  trace_.end_s = seconds_since_start();
-  if (trace_out_ != nullptr) *trace_out_ << trace_.to_json_line() << '\n';
-  return trace_;
 }
 
 }  // namespace servesim

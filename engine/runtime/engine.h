@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <unordered_map>
@@ -25,8 +26,10 @@
 #include "engine/runtime/runner.h"
 #include "engine/runtime/step_trace.h"
 #include "engine/runtime/weights.h"
+#include "engine/sched/ngram_proposer.h"
 #include "engine/sched/scheduler.h"
 #include "kernels/sampler.h"
+#include "models/speculative_config.h"
 
 namespace servesim {
 
@@ -36,6 +39,10 @@ struct EngineOptions {
   int num_threads = 1;   // CPU threads of the runner, the caller included (CPU backend)
   bool profile = false;  // per-op times in StepTrace (a clock read, or CUDA events, per op)
   Backend backend = Backend::kCpu;
+  // Speculative decoding: only "ngram" runs in the engine (prompt lookup, NgramProposer),
+  // verified greedily, so outputs are exactly plain greedy decoding's; scheduler's
+  // num_speculative_tokens must equal its k. Requests then need temperature 0, no min_tokens.
+  std::optional<SpeculativeConfig> speculative = std::nullopt;
 };
 
 class Engine {
@@ -52,6 +59,10 @@ class Engine {
   // Drives a runner built by the caller (e.g. a CudaModelRunner over weights drawn on the
   // device); options.backend and num_threads are the runner's business then.
   Engine(std::unique_ptr<Runner> runner, const EngineOptions& options);
+
+  // Speculative decoding: drafts verified and accepted so far (vLLM's spec_decode counters).
+  int64_t num_draft_tokens() const { return scheduler_.stats().num_draft_tokens; }
+  int64_t num_accepted_tokens() const { return scheduler_.stats().num_accepted_tokens; }
 
   // Queues a request; false when the scheduler rejected it (see finished() for the reason).
   // Until it has `min_tokens` outputs its stop tokens cannot be sampled (their logits are
@@ -100,6 +111,15 @@ class Engine {
   // The logits with the request's stop tokens at -inf while it has fewer than its min_tokens
   // outputs; `logits` itself otherwise.
   std::span<const float> mask_stop_tokens(uint64_t request_id, std::span<const float> logits);
+  // Samples every sampling entry's token into result_ and trace_ (plain decoding).
+  void sample(const SchedulerOutput& out, const RunnerOutput& res);
+  // Speculative decoding: greedy verification of each entry's drafts (the longest prefix the
+  // model agrees with, plus its next token), then the next drafts by prompt lookup.
+  void sample_speculative(const SchedulerOutput& out, const RunnerOutput& res);
+  // After update(): the tokens each entry kept, to the token callback.
+  void emit_speculative_tokens();
+  // Checks options_.speculative against the scheduler and builds the proposer.
+  void init_speculative();
   double seconds_since_start() const {
     return std::chrono::duration<double>(Clock::now() - epoch_).count();
   }
@@ -118,6 +138,18 @@ class Engine {
   StepTrace trace_;
   StepResult result_;
   std::vector<std::span<const int32_t>> tokens_;  // per scheduled entry
+
+  // Speculative decoding.
+  std::optional<NgramProposer> proposer_;
+  std::vector<std::vector<int32_t>> verify_tokens_;  // per verify entry: tokens + drafts
+  std::vector<int32_t> lookup_;                      // a sequence's tokens after the step
+  struct Emitted {
+    uint64_t request_id;
+    int num_outputs_before;  // output tokens before the step
+    size_t first;            // into result_.sampled_token_ids
+    int count;               // tokens sampled
+  };
+  std::vector<Emitted> emitted_;
 };
 
 }  // namespace servesim

@@ -12,6 +12,12 @@ void grow(std::vector<T>& v, int64_t n) {
   if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
 }
 
+// A speculative verify computes several rows of one sequence under a causal mask, as a
+// prefill chunk does: it goes with the prefills.
+bool in_prefill_half(const ScheduledSequence& s) {
+  return s.is_prefill || s.num_spec_tokens > 0;
+}
+
 }  // namespace
 
 void FlatBatch::build(const SchedulerOutput& output,
@@ -26,8 +32,8 @@ void FlatBatch::build(const SchedulerOutput& output,
   int samples = 0;
   for (const ScheduledSequence& s : output.sequences) {
     rows += s.num_new_tokens;
-    if (s.is_prefill) prefill_rows += s.num_new_tokens;
-    if (s.samples) ++samples;
+    if (in_prefill_half(s)) prefill_rows += s.num_new_tokens;
+    if (s.samples) samples += 1 + s.num_spec_tokens;
   }
   grow(token_ids, rows);
   grow(positions, rows);
@@ -61,8 +67,8 @@ void FlatBatch::build(const SchedulerOutput& output,
         throw std::invalid_argument(where + "block id outside the KV cache");
       }
     }
-    int64_t& row = s.is_prefill ? next_prefill : next_decode;
-    (s.is_prefill ? prefill : decode)
+    int64_t& row = in_prefill_half(s) ? next_prefill : next_decode;
+    (in_prefill_half(s) ? prefill : decode)
         .push_back(AttentionSequence{row, s.num_new_tokens, end, s.block_table});
     for (int p = s.num_computed_tokens; p < end; ++p, ++row) {
       token_ids[static_cast<size_t>(row)] = toks[static_cast<size_t>(p)];
@@ -71,7 +77,9 @@ void FlatBatch::build(const SchedulerOutput& output,
           static_cast<int64_t>(s.block_table[static_cast<size_t>(p / block_size)]) * block_size +
           p % block_size;
     }
-    if (s.samples) sample_rows.push_back(row - 1);
+    if (s.samples) {
+      for (int64_t r = row - 1 - s.num_spec_tokens; r < row; ++r) sample_rows.push_back(r);
+    }
   }
 }
 

@@ -22,7 +22,9 @@ namespace servesim {
 using OpSeconds = std::array<double, kNumOps>;  // seconds per Op (models/op.h)
 
 struct RunnerOutput {
-  int num_samples = 0;        // entries of the SchedulerOutput with samples == true
+  // Rows with logits: one per entry of the SchedulerOutput with samples == true, 1 +
+  // num_spec_tokens for a speculative verify (its positions in order).
+  int num_samples = 0;
   std::vector<float> logits;  // (num_samples, vocab), in the order of those entries
   OpSeconds op_s{};           // all zero unless profiling
 
