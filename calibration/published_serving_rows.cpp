@@ -1,5 +1,6 @@
 #include "calibration/published_serving_rows.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 
@@ -41,10 +42,13 @@ class Row {
     }
     return std::string(fields_[it->second]);
   }
-  double positive(const std::string& name) const {
+  // Milliseconds as seconds: finite and > 0 in both (from_chars also reads "inf").
+  double positive_ms_as_s(const std::string& name) const {
     double v = 0;
-    if (!parse_double(text(name), v) || !(v > 0)) fail(name, "a positive number", text(name));
-    return v;
+    if (!parse_double(text(name), v) || !std::isfinite(v) || !(v * 1e-3 > 0)) {
+      fail(name, "a positive number", text(name));
+    }
+    return v * 1e-3;
   }
   int positive_int(const std::string& name) const {
     int64_t v = 0;
@@ -79,8 +83,8 @@ MeasuredRun run_of(const Row& row, const std::string& where) {
   run.load.max_concurrency = row.positive_int("concurrency");
   run.prompt_tokens_per_request = row.positive_int("isl");
   run.output_tokens_per_request = row.positive_int("osl");
-  run.summary.ttft.mean_s = row.positive("ttft_ms") * 1e-3;
-  run.summary.tpot.mean_s = row.positive("tpot_ms") * 1e-3;
+  run.summary.ttft.mean_s = row.positive_ms_as_s("ttft_ms");
+  run.summary.tpot.mean_s = row.positive_ms_as_s("tpot_ms");
   return run;
 }
 

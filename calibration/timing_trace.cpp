@@ -14,6 +14,10 @@
 namespace servesim {
 namespace {
 
+// Beyond this a latency or the span of the sends is a unit mistake (milliseconds or
+// nanoseconds as seconds), and sums of such times overflow.
+constexpr double kMaxSeconds = 1e9;  // 31 years
+
 enum Column { kArrival, kFirstToken, kLastToken, kPromptTokens, kOutputTokens, kError, kColumns };
 
 // Canonical name first, then the aliases (timing_trace.h lists them).
@@ -81,6 +85,10 @@ MeasuredRequest request_of(const RawRow& row, const std::string& where) {
   }
   r.ttft_s = first - r.arrival_s;
   r.e2e_s = last - r.arrival_s;
+  if (!(r.e2e_s <= kMaxSeconds)) {
+    fail(where, "last_token_s " + format_number(last) + " is more than 1e9 s after arrival_s " +
+                    format_number(r.arrival_s) + " (timestamps in seconds?)");
+  }
   return r;
 }
 
@@ -88,13 +96,14 @@ class CsvTraceReader {
  public:
   explicit CsvTraceReader(const std::string& path) : path_(path) {}
 
+  // Each request with its line number.
   void read(std::ifstream& in, std::vector<std::pair<MeasuredRequest, size_t>>& out) {
     std::string line;
     if (!std::getline(in, line)) fail(path_, "empty, expected a header line");
     read_header(line);
     for (size_t n = 2; std::getline(in, line); ++n) {
       if (trim(line).empty()) continue;
-      out.emplace_back(request_of(row(line, n), where(n)), out.size());
+      out.emplace_back(request_of(row(line, n), where(n)), n);
     }
   }
 
@@ -179,7 +188,7 @@ void read_jsonl(std::ifstream& in, const std::string& path,
   for (size_t n = 1; std::getline(in, line); ++n) {
     if (trim(line).empty()) continue;
     const std::string where = path + " line " + std::to_string(n);
-    out.emplace_back(request_of(json_row(parse_json_text(line, where), where), where), out.size());
+    out.emplace_back(request_of(json_row(parse_json_text(line, where), where), where), n);
   }
 }
 
@@ -192,7 +201,7 @@ MeasuredRun read_timing_trace(const std::string& path) {
   }
   std::ifstream in(path);
   if (!in) fail(path, "cannot open file");
-  std::vector<std::pair<MeasuredRequest, size_t>> rows;  // with the file order, for ties
+  std::vector<std::pair<MeasuredRequest, size_t>> rows;  // with the line, for ties and errors
   if (ext == ".csv") {
     CsvTraceReader(path).read(in, rows);
   } else {
@@ -207,8 +216,13 @@ MeasuredRun read_timing_trace(const std::string& path) {
   run.source = path;
   run.format = "trace";
   const double first_s = rows.front().first.arrival_s;
-  for (auto& [request, order] : rows) {
+  for (auto& [request, line] : rows) {
     request.arrival_s -= first_s;
+    if (!(request.arrival_s <= kMaxSeconds)) {
+      fail(path + " line " + std::to_string(line),
+           "arrival_s is " + format_number(request.arrival_s) +
+               " s after the first send, beyond 1e9 s (timestamps in seconds?)");
+    }
     run.requests.push_back(std::move(request));
   }
   run.summary = summary_of_requests(run.requests);

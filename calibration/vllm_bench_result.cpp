@@ -13,6 +13,10 @@ namespace servesim {
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// Beyond these a figure is a unit mistake or an edit, and sums of such figures overflow.
+constexpr double kMaxSeconds = 1e9;                    // a latency or send-time span (31 years)
+constexpr double kMinDuration_s = 1e-6;                // shorter makes the throughputs infinite
+constexpr uint64_t kMaxCount = 1'000'000'000'000'000;  // completed + failed fits uint64_t
 
 // Keys only vllm/benchmarks/serve.py writes; benchmark_serving.py wrote none of them.
 constexpr const char* kCurrentLayoutKeys[] = {"endpoint_type", "label", "start_times", "latencies",
@@ -63,7 +67,9 @@ class ResultReader {
   std::optional<uint64_t> count(const std::string& key) const {
     const auto it = j_.find(key);
     if (it == j_.end() || it->is_null()) return std::nullopt;
-    if (!it->is_number_unsigned()) fail(key, "is " + it->dump() + ", expected a count >= 0");
+    if (!it->is_number_unsigned() || it->get<uint64_t>() > kMaxCount) {
+      fail(key, "is " + it->dump() + ", expected a count in [0, 1e15]");
+    }
     return it->get<uint64_t>();
   }
 
@@ -123,8 +129,13 @@ class ResultReader {
   double seconds_at(const nlohmann::json& v, const std::string& where) const {
     if (v.is_null()) return kNaN;
     if (!v.is_number()) fail(where, "is " + v.dump() + ", expected seconds");
-    const double s = v.get<double>();
+    return checked_seconds(v.get<double>(), where);
+  }
+
+  double checked_seconds(double s, const std::string& where) const {
     if (s < 0) fail(where, "is " + format_number(s) + ", a negative latency");
+    if (s > kMaxSeconds)
+      fail(where, "is " + format_number(s) + " s, beyond 1e9 s (a unit mistake?)");
     return s;
   }
 
@@ -199,6 +210,7 @@ class ResultReader {
     } else {
       r.e2e_s = ttft;
       for (double gap : r.itl_s) r.e2e_s += gap;
+      checked_seconds(r.e2e_s, at("ttfts", i) + " plus itls[" + std::to_string(i) + "]");
     }
     if (!(r.e2e_s >= r.ttft_s)) {
       fail(at("latencies", i), "is " + format_number(r.e2e_s) + " s, less than ttfts[" +
@@ -222,14 +234,21 @@ class ResultReader {
     if (a.starts == nullptr || run.requests.empty()) return;
     double first_s = std::numeric_limits<double>::infinity();
     for (const MeasuredRequest& r : run.requests) first_s = std::min(first_s, r.arrival_s);
-    for (MeasuredRequest& r : run.requests) r.arrival_s -= first_s;
+    for (size_t i = 0; i < run.requests.size(); ++i) {
+      run.requests[i].arrival_s = checked_seconds(run.requests[i].arrival_s - first_s,
+                                                  at("start_times", i) + " after the first send");
+    }
   }
 
   // The file's {mean,median,pNN}_NAME_ms over what the requests gave.
   void overlay_latency(LatencyStats& s, const std::string& name, uint64_t count) const {
     bool any = false;
     auto take = [&](const std::string& key, double& field) {
-      if (const std::optional<double> ms = number(key + "_" + name + "_ms")) {
+      const std::string full = key + "_" + name + "_ms";
+      if (const std::optional<double> ms = number(full)) {
+        if (!(*ms >= 0 && *ms <= kMaxSeconds * 1e3)) {
+          fail(full, "is " + format_number(*ms) + ", expected milliseconds in [0, 1e12]");
+        }
         field = *ms / 1e3;
         any = true;
       }
@@ -255,19 +274,29 @@ class ResultReader {
     s.input_tokens = count("total_input_tokens").value_or(s.input_tokens);
     s.output_tokens = count("total_output_tokens").value_or(s.output_tokens);
     const std::optional<double> duration = number("duration");
-    if (duration && !(*duration > 0)) fail("duration", "is " + format_number(*duration));
-    s.duration_s = duration.value_or(s.duration_s);
-    s.request_throughput = number("request_throughput").value_or(s.completed / s.duration_s);
+    if (!duration || !(*duration >= kMinDuration_s)) {
+      fail("duration", "is " + (duration ? format_number(*duration) : std::string("null")) +
+                           ", expected the run's seconds, >= 1e-6");
+    }
+    s.duration_s = *duration;
+    s.request_throughput = rate("request_throughput").value_or(s.completed / s.duration_s);
     s.input_throughput = s.input_tokens / s.duration_s;
-    s.output_throughput = number("output_throughput").value_or(s.output_tokens / s.duration_s);
-    s.total_token_throughput = number("total_token_throughput")
-                                   .value_or((s.input_tokens + s.output_tokens) / s.duration_s);
-    s.goodput = number("request_goodput").value_or(s.goodput);
+    s.output_throughput = rate("output_throughput").value_or(s.output_tokens / s.duration_s);
+    s.total_token_throughput =
+        rate("total_token_throughput").value_or((s.input_tokens + s.output_tokens) / s.duration_s);
+    s.goodput = rate("request_goodput").value_or(s.goodput);
     const uint64_t gaps = s.output_tokens > s.completed ? s.output_tokens - s.completed : 0;
     overlay_latency(s.ttft, "ttft", s.completed);
     overlay_latency(s.tpot, "tpot", s.completed);
     overlay_latency(s.itl, "itl", gaps);
     overlay_latency(s.e2e, "e2el", s.completed);
+  }
+
+  // A throughput of the file's: per second, >= 0.
+  std::optional<double> rate(const std::string& key) const {
+    const std::optional<double> r = number(key);
+    if (r && !(*r >= 0)) fail(key, "is " + format_number(*r) + ", expected a rate >= 0");
+    return r;
   }
 
   const nlohmann::json& j_;

@@ -1,8 +1,11 @@
 #include "calibration/vllm_startup_log.h"
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <regex>
 #include <vector>
 
@@ -12,17 +15,61 @@ namespace servesim {
 namespace {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+// Far beyond any GPU, and far below where the sums of the memory terms overflow int64_t.
+constexpr double kMaxGiB = 1024.0 * 1024.0;  // 1 PiB
+// Counts (blocks, tokens, sizes) read into int fields, and block counts times page bytes
+// stay within int64_t.
+constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();
 
-int64_t gib_bytes(const std::string& text) {
-  return static_cast<int64_t>(std::llround(std::stod(text) * kGiB));
+// The logged numbers are read strictly (whole text, locale-free): what a pattern matched but
+// is no number ("1.2.3", "."), or is out of range, is a ConfigError that parse() prefixes with
+// the line.
+double decimal(const std::string& text) {
+  double v = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v)) {
+    throw ConfigError("'" + text + "' is not a number");
+  }
+  return v;
 }
 
+int64_t gib_bytes(const std::string& text) {
+  const double gib = decimal(text);
+  if (std::abs(gib) > kMaxGiB) throw ConfigError(text + " GiB is beyond 1 PiB");
+  return static_cast<int64_t>(std::llround(gib * kGiB));
+}
+
+// A fraction of the GPU's memory: in [0, 1].
+double utilization(const std::string& text) {
+  const double u = decimal(text);
+  if (!(u >= 0 && u <= 1))
+    throw ConfigError("gpu_memory_utilization " + text + " is not in [0, 1]");
+  return u;
+}
+
+double non_negative(const std::string& text) {
+  const double v = decimal(text);
+  if (v < 0) throw ConfigError(text + " is negative");
+  return v;
+}
+
+// Digits with optional thousands commas ("439,216").
 int64_t integer(const std::string& text) {
   std::string digits;
   for (char c : text) {
     if (c != ',') digits += c;
   }
-  return std::stoll(digits);
+  int64_t v = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+  if (ec != std::errc() || end != digits.data() + digits.size()) {
+    throw ConfigError("'" + text + "' is not a whole number");
+  }
+  if (v < 0 || v > kMaxCount) throw ConfigError(text + " is not in [0, 2^31 - 1]");
+  return v;
+}
+
+int count(const std::string& text) {
+  return static_cast<int>(integer(text));
 }
 
 template <typename T>
@@ -42,7 +89,7 @@ void read_config(const std::string& line, VllmStartupLog& log) {
   auto number = [&](const char* key, std::optional<int>& field) {
     const auto v = config_value(line, key);
     if (v && !v->empty() && std::isdigit(static_cast<unsigned char>((*v)[0]))) {
-      set_once(field, static_cast<int>(integer(*v)));
+      set_once(field, count(*v));
     }
   };
   auto text = [&](const char* key, std::optional<std::string>& field) {
@@ -71,7 +118,7 @@ void read_config(const std::string& line, VllmStartupLog& log) {
     }
   }
   if (auto v = config_value(line, "gpu_memory_utilization"); v && !v->empty()) {
-    set_once(log.gpu_memory_utilization, std::stod(*v));
+    set_once(log.gpu_memory_utilization, utilization(*v));
   }
 }
 
@@ -97,7 +144,7 @@ std::vector<Rule> rules() {
        [](const std::smatch& m, VllmStartupLog& log) { set_once(log.version_text, m[1].str()); }},
       {std::regex("Chunked prefill is enabled with max_num_batched_tokens=([0-9]+)"),
        [](const std::smatch& m, VllmStartupLog& log) {
-         set_once(log.max_num_batched_tokens, static_cast<int>(integer(m[1].str())));
+         set_once(log.max_num_batched_tokens, count(m[1].str()));
        }},
       {std::regex("(?:Model loading|Loading model weights) took " + num + " ?Gi?B"),
        [](const std::smatch& m, VllmStartupLog& log) {
@@ -107,7 +154,7 @@ std::vector<Rule> rules() {
                   "\\) = " + num + " ?GiB"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.total_bytes, gib_bytes(m[1].str()));
-         set_once(log.gpu_memory_utilization, std::stod(m[2].str()));
+         set_once(log.gpu_memory_utilization, utilization(m[2].str()));
          set_once(log.requested_bytes, gib_bytes(m[3].str()));
        }},
       {std::regex("model weights take " + num + " ?GiB; non_torch_memory takes " + num +
@@ -129,7 +176,7 @@ std::vector<Rule> rules() {
          set_once(log.peak_torch_bytes, gib_bytes(m[2].str()));
          set_once(log.non_torch_bytes, gib_bytes(m[3].str()));
          set_once(log.kv_reserved_bytes, gib_bytes(m[4].str()));
-         set_once(log.gpu_memory_utilization, std::stod(m[5].str()));
+         set_once(log.gpu_memory_utilization, utilization(m[5].str()));
        }},
       {std::regex("Available KV cache memory: " + num + " ?GiB"),
        [](const std::smatch& m, VllmStartupLog& log) {
@@ -145,8 +192,8 @@ std::vector<Rule> rules() {
        }},
       {std::regex("Maximum concurrency for ([0-9,]+) tokens per request: " + num + "x"),
        [](const std::smatch& m, VllmStartupLog& log) {
-         set_once(log.concurrency_len, static_cast<int>(integer(m[1].str())));
-         set_once(log.max_concurrency, std::stod(m[2].str()));
+         set_once(log.concurrency_len, count(m[1].str()));
+         set_once(log.max_concurrency, non_negative(m[2].str()));
        }},
       {std::regex("# (?:GPU|gpu|CUDA|cuda) blocks: ([0-9]+), # CPU blocks: ([0-9]+)"),
        [](const std::smatch& m, VllmStartupLog& log) {
@@ -179,7 +226,7 @@ std::vector<Rule> rules() {
                   " GiB for peak activation(?:, and " + num + " GiB for CUDAGraph memory)?"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.total_bytes, gib_bytes(m[2].str()));
-         set_once(log.gpu_memory_utilization, std::stod(m[3].str()));
+         set_once(log.gpu_memory_utilization, utilization(m[3].str()));
          set_once(log.requested_bytes, gib_bytes(m[4].str()));
          set_once(log.activation_bytes, gib_bytes(m[6].str()));
          if (m[7].matched) set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[7].str()));
@@ -189,15 +236,15 @@ std::vector<Rule> rules() {
          const std::string modes = m[1].str();
          std::smatch g;
          if (std::regex_search(modes, g, std::regex("PIECEWISE=([0-9]+)"))) {
-           set_once(log.cuda_graphs_piecewise, static_cast<int>(integer(g[1].str())));
+           set_once(log.cuda_graphs_piecewise, count(g[1].str()));
          }
          if (std::regex_search(modes, g, std::regex("FULL=([0-9]+)"))) {
-           set_once(log.cuda_graphs_full, static_cast<int>(integer(g[1].str())));
+           set_once(log.cuda_graphs_full, count(g[1].str()));
          }
        }},
       {std::regex("current --gpu-memory-utilization=" + num + " is equivalent"),
        [](const std::smatch& m, VllmStartupLog& log) {
-         set_once(log.gpu_memory_utilization, std::stod(m[1].str()));
+         set_once(log.gpu_memory_utilization, utilization(m[1].str()));
        }},
   };
 }
@@ -216,11 +263,17 @@ VllmStartupLog VllmStartupLog::parse(std::istream& in, const std::string& origin
   VllmStartupLog log;
   log.origin = origin;
   std::string line;
-  while (std::getline(in, line)) {
+  for (size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     for (const Rule& rule : kRules) {
       std::smatch m;
-      if (std::regex_search(line, m, rule.pattern)) rule.handle(m, log);
+      if (!std::regex_search(line, m, rule.pattern)) continue;
+      try {
+        rule.handle(m, log);
+      } catch (const ConfigError& e) {
+        throw ConfigError(origin + " line " + std::to_string(number) + ": in '" + m[0].str() +
+                          "': " + e.what());
+      }
     }
   }
   resolve_peak_with_weights(log);

@@ -167,6 +167,60 @@ TEST(VllmStartupLog, KeepsWhyAVersionIsNotModelled) {
   EXPECT_EQ(*log.kv_cache_tokens, 100000);
 }
 
+// What fuzz_vllm_startup_log found (tests/fuzz/corpus/fuzz_vllm_startup_log/regress-*): numbers
+// the line patterns match but std::stod / std::stoll threw on (std::invalid_argument escaped),
+// counts that wrapped into a negative int, GiB figures whose byte count overflowed, and ratios
+// outside their range. Each is a one-line ConfigError naming the line and what it read.
+std::string parse_error(const std::string& text) {
+  std::istringstream in(text);
+  try {
+    VllmStartupLog::parse(in, "vllm.log");
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no error for " << text;
+  return "";
+}
+
+TEST(VllmStartupLog, AMatchedFigureThatIsNoNumberNamesItsLine) {
+  EXPECT_EQ(parse_error("GPU KV cache size: 10 tokens\nModel loading took . GiB\n"),
+            "vllm.log line 2: in 'Model loading took . GiB': '.' is not a number");
+  EXPECT_EQ(parse_error("Available KV cache memory: 1.2.3 GiB\n"),
+            "vllm.log line 1: in 'Available KV cache memory: 1.2.3 GiB': '1.2.3' is not a number");
+  EXPECT_NE(parse_error("Initializing an LLM engine (v0.6.4) with config: model='m', "
+                        "gpu_memory_utilization=nan, x\n# GPU blocks: 1, # CPU blocks: 1\n")
+                .find("'nan' is not a number"),
+            std::string::npos);
+}
+
+TEST(VllmStartupLog, CountsBeyondAnIntAreRefusedNotWrapped) {
+  EXPECT_NE(parse_error("# GPU blocks: 99999999999999999999, # CPU blocks: 1\n")
+                .find("'99999999999999999999' is not a whole number"),
+            std::string::npos);
+  EXPECT_NE(parse_error("Initializing an LLM engine (v0.6.4) with config: max_seq_len=4294967297, "
+                        "x\nGPU KV cache size: 10 tokens\n")
+                .find("4294967297 is not in [0, 2^31 - 1]"),
+            std::string::npos);
+  std::istringstream in("GPU KV cache size: 2,147,483,647 tokens\n");
+  EXPECT_EQ(*VllmStartupLog::parse(in, "vllm.log").kv_cache_tokens, 2147483647);
+}
+
+TEST(VllmStartupLog, GibFiguresBeyondAPebibyteAndRatiosOutOfRangeAreRefused) {
+  EXPECT_NE(parse_error("Available KV cache memory: 99999999999999999999 GiB\n")
+                .find("GiB is beyond 1 PiB"),
+            std::string::npos);
+  EXPECT_NE(parse_error("GPU KV cache size: 10 tokens\ncurrent --gpu-memory-utilization=7 is "
+                        "equivalent\n")
+                .find("gpu_memory_utilization 7 is not in [0, 1]"),
+            std::string::npos);
+  EXPECT_NE(parse_error("GPU KV cache size: 10 tokens\nMaximum concurrency for 4 tokens per "
+                        "request: -2.5x\n")
+                .find("-2.5 is negative"),
+            std::string::npos);
+  std::istringstream in("Available KV cache memory: -0.5 GiB\n");  // a log that refused to start
+  EXPECT_EQ(*VllmStartupLog::parse(in, "vllm.log").available_kv_bytes, -(int64_t{1} << 29));
+}
+
 TEST(VllmStartupLog, RefusesAMissingFile) {
   expect_one_line_error("absent.log", "cannot open");
 }

@@ -272,6 +272,115 @@ def services(scenario_docs):
                                                     '"timed_out"', '"fixed"', '"lognormal"'])
 
 
+CALIBRATION = ROOT / "tests" / "calibration"
+MEASURED = CALIBRATION / "data" / "measured"
+
+
+def vllm_bench_results():
+    docs = []
+    for path in sorted(MEASURED.glob("vllm-bench-*.json")):
+        text = path.read_text()
+        write("fuzz_vllm_bench_result", path.name, text)
+        docs.append(json.loads(text))
+    # The layouts' corners: a rate as a number, a ramp-up, legacy arrays without latencies.
+    detailed = json.loads((MEASURED / "vllm-bench-detailed.json").read_text())
+    ramp = dict(detailed, request_rate=4.5, burstiness=0.5, ramp_up_strategy="linear",
+                max_concurrency=None)
+    write("fuzz_vllm_bench_result", "ramp-up.json", json.dumps(ramp))
+    no_latencies = {k: v for k, v in detailed.items() if k not in ("latencies", "start_times")}
+    write("fuzz_vllm_bench_result", "itls-only.json", json.dumps(no_latencies))
+    tokens = ['"inf"', '"linear"', '"exponential"', "1e-320", "-1e308", "1e308"]
+    write_dict("fuzz_vllm_bench_result", docs, JSON_TOKENS + tokens)
+
+
+TIMING_COLUMNS = ["arrival_s", "send_time", "send_s", "start_time", "arrival_time",
+                  "first_token_s", "first_token_time", "last_token_s", "last_token_time",
+                  "finish_s", "end_time", "prompt_tokens", "input_tokens", "prompt_len",
+                  "input_len", "output_tokens", "completion_tokens", "output_len", "error"]
+
+
+def text_dict(target, what, tokens):
+    (FUZZ / (target + ".dict")).write_text(
+        "# %s (tests/fuzz/make_corpus.py)\n" % what +
+        "".join("k%d=%s\n" % (i, dict_entry(t)) for i, t in enumerate(tokens)))
+
+
+def timing_traces():
+    write("fuzz_timing_trace_csv", "trace.csv", (MEASURED / "trace.csv").read_text())
+    write("fuzz_timing_trace_csv", "aliases-crlf.csv",
+          "send_time,first_token_time,end_time,input_len,output_len\r\n"
+          "5.5,5.75,6.0,10,3\r\n5.0,5.1,5.2,20,1\r\n5.5,5.6,5.9,30,2\r\n")
+    write("fuzz_timing_trace_jsonl", "trace.jsonl", (MEASURED / "trace.jsonl").read_text())
+    write("fuzz_timing_trace_jsonl", "canonical.jsonl",
+          '{"arrival_s": 1e9, "first_token_s": 1e9, "last_token_s": 1000000000.5, '
+          '"prompt_tokens": 7, "output_tokens": 2, "error": null}\n'
+          '{"arrival_s": -3, "prompt_tokens": 1, "error": "refused"}\n')
+    csv_tokens = [",", "\n", "\r\n", '"', "-", ".", "e", "nan", "inf", "1e308", "-1e308"]
+    text_dict("fuzz_timing_trace_csv", "column names and tokens of timing traces",
+              TIMING_COLUMNS + csv_tokens)
+    write_dict("fuzz_timing_trace_jsonl", [{c: 0 for c in TIMING_COLUMNS}],
+               JSON_TOKENS + ["\n", "-1e308", "1e308"])
+
+
+def published_rows():
+    rows = (CALIBRATION / "data" / "published" / "qwen3-32b-h100-rows.csv").read_text()
+    header = rows.splitlines()[0]
+    write("fuzz_published_rows", "qwen3-32b-h100-rows.csv", rows)
+    write("fuzz_published_rows", "no-mode-no-pp.csv",
+          "model,gpu,isl,osl,concurrency,tp,ttft_ms,tpot_ms,extra\n"
+          "Llama-3-8B,h100_sxm,512,64,1,1,20.5,7.25,x\n\n"
+          '"Llama-3-8B",h100_sxm,+512,64,32,8,1e3,0.5,\n')
+    write("fuzz_published_rows", "disaggregated.csv",
+          header + "\nvllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,disagg,1,1,1,1,1,1,1\n")
+    tokens = [",", "\n", "\r\n", '"', "agg", "disagg", "nan", "inf", "1e308", "2147483648"]
+    text_dict("fuzz_published_rows", "column names and tokens of published serving rows",
+              header.split(",") + tokens)
+
+
+def cpp_string_literals(block):
+    return "".join(json.loads('"%s"' % lit) for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', block))
+
+
+# Phrases of every line VllmStartupLog recognises (calibration/vllm_startup_log.h).
+LOG_PHRASES = [
+    "Initializing a V1 LLM engine (v", "Initializing an LLM engine (v", ") with config: ",
+    "non-default args: {", "vLLM API server version ", "Chunked prefill is enabled with ",
+    "max_num_batched_tokens=", "Model loading took ", "Loading model weights took ", " GiB",
+    "GiB", " GB", "total_gpu_memory (", ") x gpu_memory_utilization (", ") = ",
+    "model weights take ", "; non_torch_memory takes ", "; PyTorch activation peak memory takes ",
+    "; the rest of the memory reserved for KV Cache is ", "Memory profiling results: ",
+    "total_gpu_memory=", "peak_torch_memory=", "non_torch_memory=", "kv_cache_size=",
+    "gpu_memory_utilization=", "Available KV cache memory: ", "reserved ",
+    " GiB memory for KV Cache as specified by", "GPU KV cache size: ", " tokens",
+    "Maximum concurrency for ", " tokens per request: ", "x", "# GPU blocks: ",
+    ", # CPU blocks: ", "# CUDA blocks: ", "num_gpu_blocks is: ", "Graph capturing finished in ",
+    " secs, took ", "Estimated CUDA graph memory: ", " GiB total", "CUDA graph pool memory: ",
+    " GiB (actual), ", " GiB (estimated)", "Free memory on device (", " GiB) on startup. ",
+    "Desired GPU memory utilization is (", "Actual usage is ",
+    " GiB for consumed memory (weights + non-torch), ", " GiB for peak activation",
+    ", and ", " GiB for CUDAGraph memory", "Profiling CUDA graph memory: ", "PIECEWISE=",
+    "FULL=", "(largest=", "current --gpu-memory-utilization=", " is equivalent",
+    "model=", "tensor_parallel_size=", "pipeline_parallel_size=", "max_seq_len=",
+    "max_model_len=", "max_num_seqs=", "block_size=", "kv_cache_dtype=", "dtype=torch.",
+    "quantization=", "enforce_eager=", "chunked_prefill_enabled=", "enable_chunked_prefill=",
+    "'model': '", "'tensor_parallel_size': ", "True", "False", "None", "fp8", "float16",
+    "bfloat16", "0.23.0", "0.6.4.post1", "\n", "\r\n", ",", "-", ".", "99999999999999999999",
+]
+
+
+def startup_logs():
+    logs = {path.name: path.read_text()
+            for path in sorted((CALIBRATION / "data" / "vllm-logs").glob("*.log"))}
+    # The inline logs of the parser's tests, each a run of C++ string literals.
+    source = (CALIBRATION / "vllm_startup_log_test.cpp").read_text()
+    for i, block in enumerate(re.findall(r"std::istringstream in\((.*?)\);", source, re.S)):
+        logs["inline-%02d.log" % i] = cpp_string_literals(block)
+    for target in ["fuzz_vllm_startup_log", "fuzz_memory_log"]:
+        for name, text in logs.items():
+            write(target, name, text)
+        text_dict(target, "phrases of the vLLM start-up log lines read", LOG_PHRASES)
+
+
 if __name__ == "__main__":
     docs = scenarios()
     traces()
@@ -283,3 +392,7 @@ if __name__ == "__main__":
     openai_requests()
     run_folders()
     services(docs)
+    vllm_bench_results()
+    timing_traces()
+    published_rows()
+    startup_logs()
