@@ -167,6 +167,7 @@ bool Scheduler::has_prefill_work() const {
 
 void Scheduler::schedule_running(RunFilter filter, int& budget, bool& preempted) {
   const int threshold = config_.long_prefill_token_threshold;
+  const bool speculative = config_.num_speculative_tokens > 0;
   size_t i = 0;
   while (i < running_.size() && budget > 0) {
     const int32_t s = running_[i];
@@ -175,10 +176,13 @@ void Scheduler::schedule_running(RunFilter filter, int& budget, bool& preempted)
       ++i;
       continue;
     }
-    int n = seq.num_uncomputed_tokens() + static_cast<int>(seq.spec_token_ids.size());
+    int n = seq.num_uncomputed_tokens();
+    // Checked on the config first: without speculation the drafts' cache line stays untouched.
+    const bool drafts = speculative && !seq.spec_token_ids.empty();
+    if (drafts) n += static_cast<int>(seq.spec_token_ids.size());
     if (threshold > 0 && n > threshold) n = threshold;
     n = std::min(n, budget);
-    const int num_spec = seq.spec_token_ids.empty() ? 0 : spec_tokens_fitting(seq, n);
+    const int num_spec = drafts ? spec_tokens_fitting(seq, n) : 0;
     if (n <= 0) {
       ++i;
       continue;

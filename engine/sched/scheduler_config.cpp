@@ -108,7 +108,7 @@ void SchedulerConfig::validate_speculative() const {
   if (num_speculative_tokens > 0 && policy != SchedulingPolicy::kContinuous) {
     fail("speculative decoding needs the continuous policy (vLLM V1), not " +
          std::string(scheduling_policy_name(policy)) +
-         "; set policy to continuous or drop the speculative block");
+         "; set engine.batching to continuous or drop engine.speculative");
   }
 }
 
