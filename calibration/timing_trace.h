@@ -15,8 +15,10 @@
 // from the requests, summary_of_requests) has no ITL.
 //
 // Strict: a missing required column, a field that is not a number, an alias clash, a first
-// token before the send or a last token before the first (a negative latency) is a one-line
-// ConfigError naming the file, the line and the column. Stateless; thread-safe.
+// token before the send or a last token before the first (a negative latency), a last token
+// more than 1e9 s after the send or sends spread over more than 1e9 s (timestamps not in
+// seconds) is a one-line ConfigError naming the file, the line and the column.
+// Stateless; thread-safe.
 #pragma once
 
 #include <string>

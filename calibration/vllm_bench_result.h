@@ -14,8 +14,10 @@
 // false). The summary is the file's own aggregates (ms -> s; median -> p50, p100 -> max); what the
 // file leaves out is computed from its requests (summary_of_requests).
 //
-// Strict: truncated JSON, a key of the wrong type, per-request arrays of different lengths and
-// negative latencies are one-line ConfigErrors naming the file and the key (and index).
+// Strict: truncated JSON, a key of the wrong type, per-request arrays of different lengths,
+// negative latencies, a latency (or TTFT plus ITLs) or span of send times beyond 1e9 s, negative
+// summary latencies or throughputs, a duration null or under 1 us, and counts beyond 1e15 are
+// one-line ConfigErrors naming the file and the key (and index).
 // Stateless; thread-safe.
 #pragma once
 

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <vector>
 
@@ -249,6 +250,18 @@ std::vector<Rule> rules() {
   };
 }
 
+// The text fields reach JSON reports (memory --json), whose writer refuses bytes that are not
+// UTF-8 (nlohmann's type_error 316): such a field is refused here, naming it.
+void require_utf8(const std::optional<std::string>& field, const char* name,
+                  const std::string& origin) {
+  if (!field) return;
+  try {
+    (void)nlohmann::json(*field).dump();
+  } catch (const nlohmann::json::type_error&) {
+    throw ConfigError(origin + ": the log's " + name + " is not valid UTF-8");
+  }
+}
+
 // V0 0.6.0-0.6.4 logged the torch peak with the weights in it: the activation peak is what
 // the profiling run added to them.
 void resolve_peak_with_weights(VllmStartupLog& log) {
@@ -277,6 +290,11 @@ VllmStartupLog VllmStartupLog::parse(std::istream& in, const std::string& origin
     }
   }
   resolve_peak_with_weights(log);
+  require_utf8(log.version_text, "vLLM version", origin);
+  require_utf8(log.model, "model", origin);
+  require_utf8(log.dtype, "dtype", origin);
+  require_utf8(log.quantization, "quantization", origin);
+  require_utf8(log.kv_cache_dtype, "kv_cache_dtype", origin);
   if (log.version_text) {
     try {
       log.version = VllmVersion::parse(*log.version_text, origin + ": the log's version");

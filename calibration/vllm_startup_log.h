@@ -30,8 +30,10 @@
 // GiB figures become bytes (x 2^30): they carry the log's rounding (+-0.005 GiB).
 //
 // parse() throws ConfigError when the log holds none of the KV lines (it says which lines it
-// expected); a version servesim does not model is kept in unmodelled_version for the caller
-// to refuse or override. Plain value; thread-safe.
+// expected), and naming the line when a recognised line's figure is no number (read whole,
+// locale-free), a GiB figure is beyond 1 PiB, a count beyond 2^31 - 1, a utilization outside
+// [0, 1] or a concurrency negative. A version servesim does not model is kept in
+// unmodelled_version for the caller to refuse or override. Plain value; thread-safe.
 #pragma once
 
 #include <cstdint>

@@ -221,6 +221,20 @@ TEST(VllmStartupLog, GibFiguresBeyondAPebibyteAndRatiosOutOfRangeAreRefused) {
   EXPECT_EQ(*VllmStartupLog::parse(in, "vllm.log").available_kv_bytes, -(int64_t{1} << 29));
 }
 
+// fuzz_memory_log: a version of byte 0xFF read, then nlohmann's type_error escaped the JSON
+// report (memory --from-log --json).
+TEST(VllmStartupLog, TextThatIsNotUtf8IsRefusedNamingTheField) {
+  EXPECT_EQ(parse_error("Initializing an LLM engine (v0.\xff) with config: x\n"
+                        "GPU KV cache size: 10 tokens\n"),
+            "vllm.log: the log's vLLM version is not valid UTF-8");
+  EXPECT_EQ(parse_error("non-default args: {'model': '\xc0\x80'}\nGPU KV cache size: 10 tokens\n"),
+            "vllm.log: the log's model is not valid UTF-8");
+  std::istringstream in(
+      "non-default args: {'model': '/models/\xc3\xa9t\xc3\xa9'}\n"
+      "GPU KV cache size: 10 tokens\n");
+  EXPECT_EQ(*VllmStartupLog::parse(in, "vllm.log").model, "/models/\xc3\xa9t\xc3\xa9");
+}
+
 TEST(VllmStartupLog, RefusesAMissingFile) {
   expect_one_line_error("absent.log", "cannot open");
 }
