@@ -97,6 +97,25 @@ nlohmann::json replay_into(SimulationConfig& config, nlohmann::json& scenario_js
   return j;
 }
 
+// One side of a disaggregated deployment: its engines' sizes and how busy they were.
+void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, ReplicaRole role,
+                const SimulationResult& result) {
+  int instances = 0;
+  double busy_s = 0;
+  for (const ReplicaSummary& r : result.replicas) {
+    if (r.role != role) continue;
+    ++instances;
+    busy_s += r.busy_s;
+  }
+  const double busy = result.simulated_s > 0 ? busy_s / (instances * result.simulated_s) : 0;
+  std::printf(
+      "  %s: KV cache %lld tokens per instance; max_num_seqs %d, max_num_batched_tokens %d, "
+      "max_model_len %d; busy %.0f%%\n",
+      role == ReplicaRole::kPrefill ? "prefill" : "decode",
+      static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
+      sc.max_model_len, 100 * busy);
+}
+
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
@@ -226,11 +245,17 @@ int run_simulate(const SimulateOptions& options) {
     return status;
   }
   std::printf("%s\n", setup_line(simulation, setup).c_str());
-  std::printf(
-      "  KV cache %lld tokens per replica; max_num_seqs %d, max_num_batched_tokens %d, "
-      "max_model_len %d\n",
-      static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
-      sc.max_model_len);
+  if (c.disaggregation.enabled) {
+    print_role(simulation.prefill_memory_plan(), simulation.prefill_scheduler_config(),
+               ReplicaRole::kPrefill, result);
+    print_role(plan, sc, ReplicaRole::kDecode, result);
+  } else {
+    std::printf(
+        "  KV cache %lld tokens per replica; max_num_seqs %d, max_num_batched_tokens %d, "
+        "max_model_len %d\n",
+        static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
+        sc.max_model_len);
+  }
   if (c.profile) {
     std::printf("  cost model: calibrated profile of %s on %s (%s)%s\n", c.profile->model.c_str(),
                 c.profile->device.c_str(), c.profile->backend.c_str(),

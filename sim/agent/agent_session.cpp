@@ -226,10 +226,11 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   }
   CriticalPath path = f.path;
   const RequestSegments& s = record.segments;
-  path.llm_queue_s += s.engine_queue_s;
-  path.prefill_s += s.prefill_s;
+  path.llm_queue_s += s.engine_wait_s();
+  path.prefill_s += s.engine_prefill_s();
   path.decode_s += s.decode_s;
-  path.service_s += (now_s - spec.arrival_s) - s.engine_queue_s - s.prefill_s - s.decode_s;
+  path.service_s +=
+      (now_s - spec.arrival_s) - s.engine_wait_s() - s.engine_prefill_s() - s.decode_s;
   ++path.llm_calls;
 
   // The call's new tokens start where its context ends; its answer follows them in its stream.

@@ -99,10 +99,11 @@ void TraceSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   }
   CriticalPath path = start_path_[static_cast<size_t>(frame)];
   const RequestSegments& s = record.segments;
-  path.llm_queue_s += s.engine_queue_s;
-  path.prefill_s += s.prefill_s;
+  path.llm_queue_s += s.engine_wait_s();
+  path.prefill_s += s.engine_prefill_s();
   path.decode_s += s.decode_s;
-  path.service_s += (now_s - spec.arrival_s) - s.engine_queue_s - s.prefill_s - s.decode_s;
+  path.service_s +=
+      (now_s - spec.arrival_s) - s.engine_wait_s() - s.engine_prefill_s() - s.decode_s;
   ++path.llm_calls;
   if (now_s >= last_answer_s_) {
     last_answer_s_ = now_s;

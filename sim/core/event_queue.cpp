@@ -34,6 +34,10 @@ std::string_view to_string(EventKind kind) {
       return "station_done";
     case EventKind::kDeadline:
       return "deadline";
+    case EventKind::kKvHandoff:
+      return "kv_handoff";
+    case EventKind::kKvLoaded:
+      return "kv_loaded";
     case EventKind::kUser:
       return "user";
   }

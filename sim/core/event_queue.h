@@ -28,6 +28,8 @@ enum class EventKind : uint8_t {
   kUser,             // reserved for front ends and tests
   kStationDone,      // a service station finishes a job (target: station, payload: job id)
   kDeadline,         // a service-path request's client or gateway deadline (payload: request id)
+  kKvHandoff,        // a prefilled request reaches the decode side (payload: request id)
+  kKvLoaded,         // a request's prompt KV is in (target: decode replica, payload: request id)
 };
 
 std::string_view to_string(EventKind kind);

@@ -54,16 +54,26 @@ std::string_view to_string(RateLimitKind kind);
 // request reaches the engine when it is sent, so only the engine's segments are non-zero.
 // A retried request's segments are those of its last attempt plus retry_s before it.
 struct RequestSegments {
-  double retry_s = 0;               // first send to the last attempt's: failed tries + backoff
-  double network_s = 0;             // client to server, one way
-  double gateway_s = 0;             // gateway queue + service (rate limit included)
-  double frontend_s = 0;            // API server intake: queue, parse, template, tokenise
-  double pre_model_s = 0;           // pre-model stages (retrieval, rerank, ...), in all
-  double engine_queue_s = 0;        // engine arrival to first scheduled
-  double prefill_s = 0;             // first scheduled to the engine's first token
+  double retry_s = 0;         // first send to the last attempt's: failed tries + backoff
+  double network_s = 0;       // client to server, one way
+  double gateway_s = 0;       // gateway queue + service (rate limit included)
+  double frontend_s = 0;      // API server intake: queue, parse, template, tokenise
+  double pre_model_s = 0;     // pre-model stages (retrieval, rerank, ...), in all
+  double engine_queue_s = 0;  // engine arrival to first scheduled
+  double prefill_s = 0;       // first scheduled to the engine's first token
+  // Disaggregated deployments (DisaggregatedFlow): the prefill's end to the decode instance's
+  // taking the request (hand-off, its admission wait) and its first step's start after the
+  // load; then the KV transfer, its wait for the link included. Zero otherwise.
+  double decode_queue_s = 0;
+  double kv_transfer_s = 0;
   double decode_s = 0;              // the engine's first token to its last
   double stream_s = 0;              // the engine's last token to the client (output + network)
   double first_token_stream_s = 0;  // the engine's first token to the client
+
+  // The engine's waits (its queue, and a disaggregated decode instance's) and its work before
+  // the first token (prefill, and a disaggregated KV transfer): how agent paths count them.
+  double engine_wait_s() const { return engine_queue_s + decode_queue_s; }
+  double engine_prefill_s() const { return prefill_s + kv_transfer_s; }
 };
 
 struct RequestRecord {

@@ -25,7 +25,11 @@ struct AdmissionCounters {
   double peak_kv_usage = 0;  // highest fraction of usable KV blocks in use at a step
 };
 
+// What a replica serves: everything, or one side of a disaggregated deployment.
+enum class ReplicaRole : uint8_t { kAggregated, kPrefill, kDecode };
+
 struct ReplicaSummary {
+  ReplicaRole role = ReplicaRole::kAggregated;
   int64_t steps = 0;
   double busy_s = 0;  // seconds inside steps (simulated, or wall clock on the engine)
   int64_t preemptions = 0;

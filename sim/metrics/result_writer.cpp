@@ -43,7 +43,7 @@ ResultWriter::ResultWriter(const std::string& out_dir, std::vector<std::string> 
                         "prompt_tokens,output_tokens,cached_prompt_tokens,preemptions,queueing_s,"
                         "ttft_s,tpot_s,e2e_s,step_index,cause,network_s,gateway_s,frontend_s,"
                         "pre_model_s,engine_queue_s,prefill_s,decode_s,stream_s,attempts,"
-                        "retry_s"
+                        "retry_s,decode_queue_s,kv_transfer_s"
                      << (tenant_names_.empty() ? "\n" : ",tenant\n");
   samples_.stream() << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
 }
@@ -81,7 +81,10 @@ void ResultWriter::on_request_done(const RequestRecord& r) {
                     Segment::kEngineQueue, Segment::kPrefill, Segment::kDecode, Segment::kStream}) {
     requests_.stream() << ',' << (ok ? num(segment_s(r.segments, s)) : std::string());
   }
-  requests_.stream() << ',' << r.attempts << ',' << (ok ? num(r.segments.retry_s) : std::string());
+  requests_.stream() << ',' << r.attempts;
+  for (Segment s : {Segment::kRetry, Segment::kDecodeQueue, Segment::kKvTransfer}) {
+    requests_.stream() << ',' << (ok ? num(segment_s(r.segments, s)) : std::string());
+  }
   if (!tenant_names_.empty()) requests_.stream() << ',' << tenant_names_.at(r.tenant);
   requests_.stream() << '\n';
 }
@@ -158,20 +161,24 @@ nlohmann::json replica_json(const ReplicaSummary& r) {
   for (size_t op = 0; op < kNumOps; ++op) {
     ops[std::string(op_name(static_cast<Op>(op)))] = r.op_totals.op_s[op];
   }
-  return {{"steps", r.steps},
-          {"busy_s", r.busy_s},
-          {"preemptions", r.preemptions},
-          {"prefix_cache_hit_rate", r.prefix_cache_hit_rate},
-          {"evicted_blocks", r.evicted_blocks},
-          {"max_num_seqs", r.max_num_seqs},
-          {"max_num_batched_tokens", r.max_num_batched_tokens},
-          {"peak_running", r.admission.peak_running},
-          {"peak_kv_usage", r.admission.peak_kv_usage},
-          {"waiting_s", r.admission.waiting_s},
-          {"at_max_num_seqs_s", r.admission.at_seq_cap_s},
-          {"at_token_budget_s", r.admission.at_token_budget_s},
-          {"at_kv_limit_s", r.admission.at_kv_limit_s},
-          {"op_seconds", ops}};
+  nlohmann::json j = {{"steps", r.steps},
+                      {"busy_s", r.busy_s},
+                      {"preemptions", r.preemptions},
+                      {"prefix_cache_hit_rate", r.prefix_cache_hit_rate},
+                      {"evicted_blocks", r.evicted_blocks},
+                      {"max_num_seqs", r.max_num_seqs},
+                      {"max_num_batched_tokens", r.max_num_batched_tokens},
+                      {"peak_running", r.admission.peak_running},
+                      {"peak_kv_usage", r.admission.peak_kv_usage},
+                      {"waiting_s", r.admission.waiting_s},
+                      {"at_max_num_seqs_s", r.admission.at_seq_cap_s},
+                      {"at_token_budget_s", r.admission.at_token_budget_s},
+                      {"at_kv_limit_s", r.admission.at_kv_limit_s},
+                      {"op_seconds", ops}};
+  if (r.role != ReplicaRole::kAggregated) {
+    j["role"] = r.role == ReplicaRole::kPrefill ? "prefill" : "decode";
+  }
+  return j;
 }
 
 void print_summary(std::FILE* out, const MetricsSummary& m, std::string_view clock) {

@@ -20,6 +20,10 @@ std::string_view to_string(Segment segment) {
       return "engine_queue";
     case Segment::kPrefill:
       return "prefill";
+    case Segment::kDecodeQueue:
+      return "decode_queue";
+    case Segment::kKvTransfer:
+      return "kv_transfer";
     case Segment::kDecode:
       return "decode";
     case Segment::kStream:
@@ -46,6 +50,10 @@ double segment_s(const RequestSegments& s, Segment segment) {
       return s.engine_queue_s;
     case Segment::kPrefill:
       return s.prefill_s;
+    case Segment::kDecodeQueue:
+      return s.decode_queue_s;
+    case Segment::kKvTransfer:
+      return s.kv_transfer_s;
     case Segment::kDecode:
       return s.decode_s;
     case Segment::kStream:

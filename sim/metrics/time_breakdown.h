@@ -30,11 +30,13 @@ enum class Segment : uint8_t {
   kPreModel,
   kEngineQueue,
   kPrefill,
+  kDecodeQueue,
+  kKvTransfer,
   kDecode,
   kStream,
   kFirstTokenStream,
 };
-inline constexpr size_t kNumSegments = 10;
+inline constexpr size_t kNumSegments = 12;
 
 std::string_view to_string(Segment segment);  // "retry", "network", ... (CSV/JSON names)
 double segment_s(const RequestSegments& segments, Segment segment);  // seconds

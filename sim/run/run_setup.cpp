@@ -108,12 +108,39 @@ std::string service_text(const ServiceSpec& s, const RunSetup& setup) {
   return text;
 }
 
+nlohmann::json role_json(const DisaggregatedRole& role, const SimulationConfig& c,
+                         const MemoryPlan& plan, const SchedulerConfig& scheduler) {
+  return {{"instances", role.instances},
+          {"gpu", role.gpu.name},
+          {"tensor_parallel_size", role.parallel.tp},
+          {"pipeline_parallel_size", role.parallel.pp},
+          {"engine", engine_flags_json(c, plan.engine, scheduler, plan.kv_cache_tokens)}};
+}
+
+nlohmann::json disaggregation_json(const Simulation& sim) {
+  const SimulationConfig& c = sim.config();
+  const DisaggregationSpec& d = c.disaggregation;
+  const KvTransferSpec& kv = d.kv_transfer;
+  return {{"prefill",
+           role_json(d.prefill, c, sim.prefill_memory_plan(), sim.prefill_scheduler_config())},
+          {"decode", role_json(d.decode, c, sim.memory_plan(), sim.scheduler_config())},
+          {"kv_transfer",
+           {{"connector", kv.connector},
+            {"link", kv.link},
+            {"bandwidth_GBps", kv.bandwidth_Bps / 1e9},
+            {"latency_us", kv.latency_s * 1e6},
+            {"handoff_ms", kv.handoff_s * 1e3},
+            {"overlap", std::string(kv_transfer_overlap_name(kv.overlap))}}},
+          {"prefill_router", std::string(router_policy_name(d.prefill_router))},
+          {"decode_router", std::string(router_policy_name(d.decode_router))}};
+}
+
 }  // namespace
 
 nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
   const SimulationConfig& c = sim.config();
   const MemoryPlan& plan = sim.memory_plan();
-  return {
+  nlohmann::json j = {
       {"servesim_version", setup.servesim_version},
       {"git_revision", setup.git_revision},
       {"scenario", setup.scenario},
@@ -137,6 +164,12 @@ nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
       {"metrics", block(setup, "metrics")},
       {"max_error_rate", setup.max_error_rate},
       {"seed", c.seed}};
+  if (c.disaggregation.enabled) {
+    // The decode instances' engine stays under "engine"; each role's is in here.
+    j["disaggregation"] = disaggregation_json(sim);
+    j["parallel"]["gpus"] = c.disaggregation.total_gpus();
+  }
+  return j;
 }
 
 nlohmann::json engine_run_setup_json(const EngineRunFacts& run, const RunSetup& setup) {
@@ -157,7 +190,17 @@ nlohmann::json engine_run_setup_json(const EngineRunFacts& run, const RunSetup& 
 
 std::string setup_line(const Simulation& sim, const RunSetup& setup) {
   const SimulationConfig& c = sim.config();
-  char text[512];
+  char text[640];
+  if (c.disaggregation.enabled) {
+    std::snprintf(text, sizeof text,
+                  "%s: %s (%s) on %d GPUs disaggregated: %s, %s engine, service %s, seed %llu, "
+                  "servesim %s",
+                  setup.scenario.c_str(), c.model.name.c_str(), weights_dtype(c).c_str(),
+                  c.disaggregation.total_gpus(), c.disaggregation.describe().c_str(),
+                  kMirroredEngine, service_text(c.service, setup).c_str(),
+                  static_cast<unsigned long long>(c.seed), setup.servesim_version.c_str());
+    return text;
+  }
   std::snprintf(text, sizeof text,
                 "%s: %s (%s) on %d x %s (TP %d, PP %d, DP %d), %s engine, %s batching, service "
                 "%s, seed %llu, servesim %s",

@@ -116,8 +116,8 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
     r.raw("num_gpu_blocks_override");
   }
   if (r.has("speculative")) {
-    e.speculative = SpeculativeConfig::from_json(r.raw("speculative"), r.context() + ".speculative",
-                                                 &catalog);
+    e.speculative =
+        SpeculativeConfig::from_json(r.raw("speculative"), r.context() + ".speculative", &catalog);
   } else {
     r.raw("speculative");
   }
@@ -183,6 +183,78 @@ void read_metrics(JsonObjectReader& r, SimulationConfig& c) {
   c.metrics.warmup_requests = static_cast<uint64_t>(r.non_negative_int("warmup_requests", 0));
   c.sample_interval_s = non_negative(r, "sample_interval_s", 1.0);
   c.step_warmup_s = non_negative(r, "step_warmup_s", 0);
+  r.finish();
+}
+
+// Keys of the top-level engine block that apply to the whole deployment, not to one role.
+constexpr const char* kDeploymentWideEngineKeys[] = {"batching", "scheduling_policy",
+                                                     "static_batch_size", "static_batch_timeout_s",
+                                                     "long_prefill_token_threshold"};
+
+// One role of "disaggregation": {"instances", "gpu", "tensor_parallel_size",
+// "pipeline_parallel_size", "engine"}, each defaulting to the scenario's own; the role's
+// engine keys override the top-level engine block's.
+DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
+                            const nlohmann::json& engine, const std::string& base_dir,
+                            const Catalog& catalog) {
+  DisaggregatedRole role;
+  role.instances = r.has("instances") ? r.positive_int("instances") : 1;
+  if (role.instances > 4096) r.fail("instances", "must be at most 4096");
+  role.gpu = r.has("gpu")
+                 ? catalog.resolve_gpu(name_or_path(r.required<std::string>("gpu"), base_dir))
+                 : c.gpu;
+  role.parallel.tp = r.optional<int>("tensor_parallel_size", c.parallel.tp);
+  role.parallel.pp = r.optional<int>("pipeline_parallel_size", c.parallel.pp);
+  if (role.parallel.tp < 1) r.fail("tensor_parallel_size", "must be >= 1");
+  if (role.parallel.pp < 1) r.fail("pipeline_parallel_size", "must be >= 1");
+  nlohmann::json merged = engine.is_object() ? engine : nlohmann::json::object();
+  if (r.has("engine")) {
+    const nlohmann::json& own = r.raw("engine");
+    if (!own.is_object()) r.fail("engine", "must be an object of engine flags");
+    for (const char* key : kDeploymentWideEngineKeys) {
+      if (own.contains(key)) {
+        r.fail(std::string("engine.") + key,
+               "applies to the whole deployment: set it in the top-level engine block");
+      }
+    }
+    merged.merge_patch(own);
+  } else {
+    r.raw("engine");
+  }
+  SimulationConfig role_config = c;
+  JsonObjectReader e(merged, r.context() + ".engine");
+  read_engine(e, role_config, catalog);
+  role.engine = role_config.engine;
+  r.finish();
+  return role;
+}
+
+void read_disaggregation(JsonObjectReader& r, SimulationConfig& c, const nlohmann::json& engine,
+                         const std::string& base_dir, const Catalog& catalog) {
+  DisaggregationSpec& d = c.disaggregation;
+  d.enabled = true;
+  for (const char* name : {"prefill", "decode"}) {
+    if (!r.has(name)) {
+      r.fail(name, std::string("is required: a disaggregated deployment needs its ") + name +
+                       " instances ({\"instances\": 1} takes the scenario's GPU and parallelism)");
+    }
+    const nlohmann::json& block = r.raw(name);
+    if (!block.is_object()) r.fail(name, "must be an object");
+    JsonObjectReader role(block, r.context() + "." + name);
+    (std::string_view(name) == "prefill" ? d.prefill : d.decode) =
+        read_role(role, c, engine, base_dir, catalog);
+  }
+  if (r.has("kv_transfer")) {
+    d.kv_transfer =
+        KvTransferSpec::from_json(r.raw("kv_transfer"), r.context() + ".kv_transfer", d.decode.gpu);
+  } else {
+    r.raw("kv_transfer");
+  }
+  d.prefill_router =
+      parse_router_policy(r.optional<std::string>("prefill_router", "least_outstanding"),
+                          r.context() + ".prefill_router");
+  d.decode_router = parse_router_policy(r.optional<std::string>("decode_router", "least_kv"),
+                                        r.context() + ".decode_router");
   r.finish();
 }
 
@@ -269,6 +341,20 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
     cl.finish();
   } else {
     r.raw("cluster");
+  }
+  if (r.has("disaggregation")) {
+    if (r.has("cluster")) {
+      r.fail("cluster",
+             "does not apply to a disaggregated deployment: set "
+             "disaggregation.prefill_router and disaggregation.decode_router");
+    }
+    const nlohmann::json& block = r.raw("disaggregation");
+    if (!block.is_object()) r.fail("disaggregation", "must be an object");
+    JsonObjectReader d(block, origin + ": disaggregation");
+    read_disaggregation(d, c, j.contains("engine") ? j.at("engine") : nlohmann::json(), base_dir,
+                        catalog);
+  } else {
+    r.raw("disaggregation");
   }
   if (r.has("slo")) {
     JsonObjectReader sl(r.raw("slo"), origin + ": slo");

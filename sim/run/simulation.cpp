@@ -8,6 +8,8 @@
 #include "sim/agent/agent_workload.h"
 #include "sim/core/event_loop.h"
 #include "sim/service/service_path.h"
+#include "sim/serving/disaggregated_flow.h"
+#include "sim/serving/kv_transfer_link.h"
 #include "sim/serving/replica.h"
 #include "sim/serving/run_report.h"
 
@@ -37,18 +39,34 @@ class Simulation::Driver final : public EventHandler,
         observer_(observer),
         source_(make_simulation_source(sim.config_.workload, sim.agent_limits(), observer)),
         router_(sim.config_.router, sim.config_.seed ^ 0x726f75746572ULL),
+        decode_router_(sim.config_.disaggregation.decode_router,
+                       sim.config_.seed ^ 0x6465636f6465ULL),
         report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer,
-                tenant_labels(sim.config_.service.tenants)) {
+                tenant_labels(sim.config_.service.tenants)),
+        prefill_side_(*this) {
     const SimulationConfig& c = sim.config_;
     ReplicaOptions options;
     options.vocab_size = c.model.vocab_size;
     options.sliding_window = c.model.sliding_window;
-    options.speculative = make_speculative_cost_model(c.model, c.gpu, c.parallel, sim.plan_.engine,
-                                                      c.roofline);
+    const DisaggregationSpec& d = c.disaggregation;
+    // Only decode steps speculate: a disaggregated deployment's are its decode instances'.
+    options.speculative = make_speculative_cost_model(c.model, d.enabled ? d.decode.gpu : c.gpu,
+                                                      d.enabled ? d.decode.parallel : c.parallel,
+                                                      sim.plan_.engine, c.roofline);
     options.seed = c.seed;
-    for (int r = 0; r < c.parallel.replicas(); ++r) {
-      replicas_.emplace_back(
-          std::make_unique<Replica>(r, sim.scheduler_config_, *sim.cost_model_, options));
+    if (d.enabled) {
+      router_ = Router(d.prefill_router, c.seed ^ 0x726f75746572ULL);
+      num_prefill_ = static_cast<uint32_t>(d.prefill.instances);
+      for (int r = 0; r < d.prefill.instances; ++r) {
+        replicas_.emplace_back(std::make_unique<Replica>(r, sim.prefill_.scheduler,
+                                                         *sim.prefill_.cost_model, options));
+      }
+      links_.resize(static_cast<size_t>(d.decode.instances));
+    }
+    const int decode_instances = d.enabled ? d.decode.instances : c.parallel.replicas();
+    for (int r = 0; r < decode_instances; ++r) {
+      replicas_.emplace_back(std::make_unique<Replica>(
+          static_cast<int>(num_prefill_) + r, sim.scheduler_config_, *sim.cost_model_, options));
     }
     loads_.resize(replicas_.size());
     wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
@@ -76,6 +94,10 @@ class Simulation::Driver final : public EventHandler,
       result.replicas.push_back(RunReport::replica_summary(
           replica->scheduler().stats(), replica->scheduler().config(), replica->steps(),
           replica->busy_s(), replica->op_totals(), replica->admission()));
+      if (num_prefill_ > 0) {
+        const bool prefill = static_cast<uint32_t>(replica->index()) < num_prefill_;
+        result.replicas.back().role = prefill ? ReplicaRole::kPrefill : ReplicaRole::kDecode;
+      }
       result.extrapolated_steps += replica->extrapolated_steps();
     }
     result.sessions = session_summary_of(*source_);
@@ -97,7 +119,7 @@ class Simulation::Driver final : public EventHandler,
         on_arrival();
         break;
       case EventKind::kStepEnd:
-        replicas_[event.target]->end_step(loop_.now_s(), *this);
+        replicas_[event.target]->end_step(loop_.now_s(), listener_for(event.target));
         if (service_) service_->on_engine_step_end(loop_.now_s());
         try_start(event.target);
         break;
@@ -116,6 +138,12 @@ class Simulation::Driver final : public EventHandler,
         start_together(event.target * static_cast<uint32_t>(sim_.config_.parallel.dp),
                        sim_.config_.parallel.dp);
         break;
+      case EventKind::kKvHandoff:
+        on_handoff(event.payload);
+        break;
+      case EventKind::kKvLoaded:
+        on_kv_loaded(event.target, event.payload);
+        break;
       default:
         throw std::logic_error("simulation: unexpected event kind");
     }
@@ -132,20 +160,32 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
+    // A decode instance that refused the request never loaded its KV: the prefill instance
+    // still holds the blocks.
+    const int p = flow_.prefill_replica(record.id);
+    if (p >= 0 && replicas_[static_cast<size_t>(p)]->scheduler().release_kv(record.id)) {
+      try_start(static_cast<uint32_t>(p));
+    }
+    const RequestRecord user_record = flow_.finish(record);
     if (service_) {
-      service_->on_engine_left(record, loop_.now_s());
+      service_->on_engine_left(user_record, loop_.now_s());
       return;
     }
-    complete(request, record, loop_.now_s());
+    complete(request, user_record, loop_.now_s());
   }
 
   void deliver(const RequestSpec& request, double now_s) override {
-    if (router_.reads_load()) {
-      for (size_t r = 0; r < replicas_.size(); ++r) loads_[r] = replicas_[r]->load();
+    const uint32_t target =
+        route(router_, request, 0, num_prefill_ > 0 ? num_prefill_ : replicas_.size());
+    if (num_prefill_ > 0) {
+      flow_.arrived(request, now_s);
+      originals_.insert_or_assign(request.id, request);
+      replicas_[target]->admit(DisaggregatedFlow::prefill_request(request), now_s, prefill_side_,
+                               KvTransfer::kSendAfterFinish);
+    } else {
+      replicas_[target]->admit(request, now_s, *this);
     }
-    const size_t target = router_.route(request, loads_);
-    replicas_[target]->admit(request, now_s, *this);
-    try_start(static_cast<uint32_t>(target));
+    try_start(target);
     if (service_ && arrivals_done()) {
       for (uint32_t r = 0; r < replicas_.size(); ++r) try_start(r);
     }
@@ -163,11 +203,12 @@ class Simulation::Driver final : public EventHandler,
 
   void abort(uint64_t id, double now_s) override {
     (void)now_s;
+    flow_.forget(id);
+    originals_.erase(id);
+    // A disaggregated request can be on both sides at once: loading on a decode instance
+    // while its prefill instance still holds its blocks.
     for (uint32_t r = 0; r < replicas_.size(); ++r) {
-      if (replicas_[r]->abort(id)) {
-        try_start(r);
-        return;
-      }
+      if (replicas_[r]->abort(id)) try_start(r);
     }
   }
 
@@ -176,6 +217,88 @@ class Simulation::Driver final : public EventHandler,
   }
 
  private:
+  // What a prefill instance reports: its token is not the client's (the decode instance
+  // samples the first one again), and its finishing hands the request on.
+  class PrefillSide final : public ReplicaListener {
+   public:
+    explicit PrefillSide(Driver& driver) : driver_(driver) {}
+    void on_token(const RequestSpec&, std::optional<double>) override {}
+    void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
+      driver_.on_prefilled(request, record);
+    }
+
+   private:
+    Driver& driver_;
+  };
+
+  ReplicaListener& listener_for(uint32_t r) {
+    return r < num_prefill_ ? static_cast<ReplicaListener&>(prefill_side_) : *this;
+  }
+
+  // Replicas [first, end) by `router`; returns the replica's index.
+  uint32_t route(Router& router, const RequestSpec& request, size_t first, size_t end) {
+    const std::span<ReplicaLoad> loads(loads_.data() + first, end - first);
+    if (router.reads_load()) {
+      for (size_t r = first; r < end; ++r) loads_[r] = replicas_[r]->load();
+    }
+    return static_cast<uint32_t>(first + router.route(request, loads));
+  }
+
+  void on_prefilled(const RequestSpec& request, const RequestRecord& record) {
+    const double now = loop_.now_s();
+    if (record.status == RequestOutcome::kOk && !flow_.prefilled(record, now)) {
+      // No longer wanted (aborted as it finished): nothing reads its blocks.
+      replicas_[static_cast<size_t>(record.replica)]->scheduler().release_kv(request.id);
+      return;
+    }
+    if (record.status != RequestOutcome::kOk) {
+      // Refused by the prefill instance (too long): the user sees that refusal.
+      flow_.forget(request.id);
+      const auto it = originals_.find(request.id);
+      const RequestSpec original = it != originals_.end() ? std::move(it->second) : request;
+      if (it != originals_.end()) originals_.erase(it);
+      on_request_left(original, record);
+      return;
+    }
+    loop_.schedule(now + sim_.config_.disaggregation.kv_transfer.handoff_s, EventKind::kKvHandoff,
+                   0, request.id);
+  }
+
+  void on_handoff(uint64_t id) {
+    const auto it = originals_.find(id);
+    if (it == originals_.end()) return;  // aborted on the way; its prefill blocks are freed
+    const RequestSpec request = std::move(it->second);
+    originals_.erase(it);
+    const uint32_t d = route(decode_router_, request, num_prefill_, replicas_.size());
+    replicas_[d]->admit(request, loop_.now_s(), *this, KvTransfer::kLoadPrompt);
+    try_start(d);
+  }
+
+  void start_kv_loads(uint32_t d) {
+    const DisaggregationSpec& spec = sim_.config_.disaggregation;
+    const double prefill_bytes = sim_.prefill_.plan.kv_bytes_per_token;
+    const double decode_bytes = sim_.plan_.kv_bytes_per_token;
+    for (const KvLoad& load : replicas_[d]->started_kv_loads()) {
+      const double now = loop_.now_s();
+      flow_.load_started(load.request_id, now);
+      const double transfer_s =
+          spec.kv_transfer.transfer_s(load.num_tokens, prefill_bytes, decode_bytes);
+      const double done_s = links_[d - num_prefill_].start(now, transfer_s, spec.kv_transfer,
+                                                           flow_.prefill_start_s(load.request_id),
+                                                           sim_.config_.model.num_layers);
+      loop_.schedule(done_s, EventKind::kKvLoaded, d, load.request_id);
+    }
+  }
+
+  void on_kv_loaded(uint32_t d, uint64_t id) {
+    flow_.loaded(id, loop_.now_s());
+    const int p = flow_.prefill_replica(id);
+    if (p >= 0 && replicas_[static_cast<size_t>(p)]->scheduler().release_kv(id)) {
+      try_start(static_cast<uint32_t>(p));
+    }
+    if (replicas_[d]->scheduler().finish_kv_load(id)) try_start(d);
+  }
+
   // Nothing more will reach the replicas: the workload is exhausted and nothing is on its
   // way through the service path.
   bool arrivals_done() { return source_->finished() && (!service_ || service_->upstream() == 0); }
@@ -254,6 +377,7 @@ class Simulation::Driver final : public EventHandler,
       scheduler.release_static_batch(/*no_more_arrivals=*/true);
     }
     const std::optional<double> duration = replicas_[r]->begin_step(loop_.now_s());
+    if (!replicas_[r]->started_kv_loads().empty()) start_kv_loads(r);
     if (!duration && scheduler.static_batch_gathering() && gather_timer_s_[r] == kNoEvent) {
       gather_timer_s_[r] = loop_.now_s() + sim_.config_.static_batch_timeout_s;
       loop_.schedule(gather_timer_s_[r], EventKind::kTimeout, r);
@@ -276,8 +400,15 @@ class Simulation::Driver final : public EventHandler,
   Observer& observer_;
   EventLoop loop_;
   std::unique_ptr<RequestSource> source_;
-  Router router_;
+  Router router_;  // the prefill instances' when disaggregated
+  Router decode_router_;
   RunReport report_;
+  PrefillSide prefill_side_;
+  uint32_t num_prefill_ = 0;  // replicas [0, num_prefill_) are prefill instances
+  DisaggregatedFlow flow_;
+  // Disaggregated requests as sent, until handed to a decode instance.
+  std::unordered_map<uint64_t, RequestSpec> originals_;
+  std::vector<KvTransferLink> links_;  // per decode instance
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;
@@ -316,23 +447,81 @@ void check_run_settings(const SimulationConfig& config) {
   }
 }
 
-Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
-  plan_ = MemoryPlan::compute(config_.model, config_.gpu, config_.parallel, config_.engine);
-  scheduler_config_ = scheduler_config_for(config_, plan_);
-  check_run_settings(config_);
-  config_.metrics.num_gpus = config_.parallel.total_gpus();
-  if (config_.metrics.price_per_gpu_hour == 0) {
-    config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
-  }
+void Simulation::build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
+                            const EngineConfig& engine, MemoryPlan& plan,
+                            SchedulerConfig& scheduler,
+                            std::unique_ptr<CostModel>& cost_model) const {
+  plan = MemoryPlan::compute(config_.model, gpu, parallel, engine);
+  scheduler = scheduler_config_for(config_, plan);
   const CostModelChoice choice{config_.profile.get(), config_.calibrated, config_.roofline};
-  cost_model_ = make_cost_model(choice, config_.model, config_.gpu, config_.parallel, plan_.engine);
+  cost_model = make_cost_model(choice, config_.model, gpu, parallel, plan.engine);
+}
+
+void Simulation::build_disaggregated() {
+  const DisaggregationSpec& d = config_.disaggregation;
+  if (config_.parallel.dp != 1) {
+    throw ConfigError(
+        "parallel.data_parallel_size must be 1 with disaggregation: set "
+        "disaggregation.prefill.instances and disaggregation.decode.instances instead");
+  }
+  if (config_.parallel.enable_expert_parallel) {
+    throw ConfigError(
+        "disaggregation with parallel.enable_expert_parallel is not modelled yet: simulate the "
+        "two apart");
+  }
+  if (config_.batching == SchedulingPolicy::kStatic) {
+    throw ConfigError(
+        "engine.batching \"static\" cannot be disaggregated (a prefill instance runs each "
+        "request for one token): use \"continuous\"");
+  }
+  const std::pair<const DisaggregatedRole*, const char*> roles[] = {{&d.prefill, "prefill"},
+                                                                    {&d.decode, "decode"}};
+  for (const auto& [role, name] : roles) {
+    try {
+      if (role == &d.prefill) {
+        build_role(role->gpu, role->parallel, role->engine, prefill_.plan, prefill_.scheduler,
+                   prefill_.cost_model);
+      } else {
+        build_role(role->gpu, role->parallel, role->engine, plan_, scheduler_config_, cost_model_);
+      }
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string("disaggregation.") + name + ": " + e.what());
+    }
+  }
+  config_.metrics.num_gpus = d.total_gpus();
+  if (config_.metrics.price_per_gpu_hour == 0) {
+    // The deployment's hourly price spread over its GPUs.
+    const double prefill_gpus = d.prefill.instances * d.prefill.parallel.gpus_per_replica();
+    const double decode_gpus = d.decode.instances * d.decode.parallel.gpus_per_replica();
+    config_.metrics.price_per_gpu_hour = (prefill_gpus * d.prefill.gpu.price_per_hour_usd +
+                                          decode_gpus * d.decode.gpu.price_per_hour_usd) /
+                                         (prefill_gpus + decode_gpus);
+  }
+}
+
+Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
+  if (config_.disaggregation.enabled) {
+    build_disaggregated();
+  } else {
+    build_role(config_.gpu, config_.parallel, config_.engine, plan_, scheduler_config_,
+               cost_model_);
+    config_.metrics.num_gpus = config_.parallel.total_gpus();
+    if (config_.metrics.price_per_gpu_hour == 0) {
+      config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
+    }
+  }
+  check_run_settings(config_);
   if (config_.workload.kind == WorkloadKind::kAgent) {
     parse_agent_workload(config_.workload, agent_limits());
   }
 }
 
 AgentLimits Simulation::agent_limits() const {
-  return {config_.model.name, scheduler_config_.max_model_len};
+  int max_model_len = scheduler_config_.max_model_len;
+  if (config_.disaggregation.enabled) {
+    max_model_len = std::min(max_model_len, prefill_.scheduler.max_model_len);
+  }
+  return {config_.model.name, max_model_len};
 }
 
 Simulation::~Simulation() = default;

@@ -36,6 +36,7 @@
 #include "sim/metrics/replica_summary.h"
 #include "sim/service/service_spec.h"
 #include "sim/service/station.h"
+#include "sim/serving/disaggregation_spec.h"
 #include "sim/serving/router.h"
 #include "sim/workload/workload.h"
 
@@ -57,6 +58,9 @@ struct SimulationConfig {
   std::shared_ptr<const CalibrationProfile> profile;
   CalibratedOptions calibrated;
   RouterPolicy router = RouterPolicy::kRoundRobin;
+  // Prefill/decode disaggregation: when enabled, its roles replace gpu, parallel and engine
+  // (which stay the defaults the roles were read from).
+  DisaggregationSpec disaggregation;
   WorkloadSpec workload;
   // The request path above the engine (network, gateway, API server, stages); disabled
   // ("service": "none"): requests reach the engine when sent.
@@ -101,9 +105,12 @@ class Simulation {
   Simulation& operator=(const Simulation&) = delete;
 
   const SimulationConfig& config() const { return config_; }
+  // A disaggregated deployment's decode instances' (the prefill instances' below).
   const MemoryPlan& memory_plan() const { return plan_; }
   const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
   const CostModel& cost_model() const { return *cost_model_; }
+  const MemoryPlan& prefill_memory_plan() const { return prefill_.plan; }
+  const SchedulerConfig& prefill_scheduler_config() const { return prefill_.scheduler; }
   // What an agent workload's llm steps are checked against: this deployment.
   AgentLimits agent_limits() const;
 
@@ -111,11 +118,21 @@ class Simulation {
 
  private:
   class Driver;
+  struct Role {  // one role's instances as built: what each of them runs with
+    MemoryPlan plan;
+    SchedulerConfig scheduler;
+    std::unique_ptr<CostModel> cost_model;
+  };
+  void build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
+                  const EngineConfig& engine, MemoryPlan& plan, SchedulerConfig& scheduler,
+                  std::unique_ptr<CostModel>& cost_model) const;
+  void build_disaggregated();
 
   SimulationConfig config_;
   MemoryPlan plan_;
   SchedulerConfig scheduler_config_;
   std::unique_ptr<CostModel> cost_model_;
+  Role prefill_;  // disaggregated deployments only
 };
 
 }  // namespace servesim

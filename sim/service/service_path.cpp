@@ -531,6 +531,8 @@ RequestRecord ServicePath::client_record(const Flight& f) const {
   RequestSegments s = f.segments;
   s.engine_queue_s = r.segments.engine_queue_s;
   s.prefill_s = r.segments.prefill_s;
+  s.decode_queue_s = r.segments.decode_queue_s;
+  s.kv_transfer_s = r.segments.kv_transfer_s;
   s.decode_s = r.segments.decode_s;
   s.stream_s = f.last_rx_s - engine_finish_s;
   s.first_token_stream_s = f.first_rx_s - engine_first_token_s;

@@ -17,13 +17,15 @@ Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost
   if (options.speculative) executor_.enable_speculation(options.speculative, options.seed);
 }
 
-void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener) {
+void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener,
+                    KvTransfer kv_transfer) {
   RequestRecord rejected;
   std::optional<Request> request = ledger_.admit(spec, rejected);
   if (!request) {
     listener.on_request_left(spec, rejected);
     return;
   }
+  request->kv_transfer = kv_transfer;
   if (!scheduler_.add_request(std::move(*request))) {
     for (const FinishedRequest& done : scheduler_.finished()) {
       if (done.id == spec.id) report_left(done, now_s, listener);
@@ -38,8 +40,10 @@ bool Replica::abort(uint64_t id) {
 }
 
 std::optional<double> Replica::begin_step(double now_s) {
+  kv_loads_.clear();
   if (busy_ || !scheduler_.has_unfinished()) return std::nullopt;
   const SchedulerOutput& out = scheduler_.schedule();
+  kv_loads_.assign(out.kv_loads.begin(), out.kv_loads.end());
   if (out.empty()) {
     // Nothing runnable (a static batch gathering); the scheduler still expects an update.
     result_.sampled_token_ids.clear();

@@ -59,8 +59,10 @@ class Replica {
           const ReplicaOptions& options);
 
   // Queues a request that arrived at now_s. A request the scheduler refuses is reported
-  // through the listener at once.
-  void admit(const RequestSpec& request, double now_s, ReplicaListener& listener);
+  // through the listener at once. `kv_transfer` marks a disaggregated request's side (the
+  // prefill instance keeps its blocks; the decode instance loads the prompt's KV).
+  void admit(const RequestSpec& request, double now_s, ReplicaListener& listener,
+             KvTransfer kv_transfer = KvTransfer::kNone);
 
   // Aborts request `id` as vLLM does when its client disconnects (the scheduler frees its KV
   // blocks and drops it; nothing is reported). False when the request is not here. Safe
@@ -70,6 +72,9 @@ class Replica {
   // When idle with work to do, schedules the next step and returns its duration in seconds;
   // nullopt when there is nothing to run (or a static batch is still gathering).
   std::optional<double> begin_step(double now_s);
+  // The prompt KV loads the last begin_step() call started (disaggregated decode instances),
+  // with or without a step; valid until the next begin_step().
+  const std::vector<KvLoad>& started_kv_loads() const { return kv_loads_; }
   // Applies the step begun last, which ends at now_s. REQUIRES: busy().
   void end_step(double now_s, ReplicaListener& listener);
 
@@ -103,6 +108,7 @@ class Replica {
   RequestLedger ledger_;
   const SchedulerOutput* current_ = nullptr;
   StepResult result_;
+  std::vector<KvLoad> kv_loads_;
   bool busy_ = false;
   double step_start_s_ = 0;
   int last_step_tokens_ = 0;

@@ -181,6 +181,29 @@ void service(Rng& rng, nlohmann::json& s) {
   s["service"] = svc;
 }
 
+// Prefill/decode disaggregation for a quarter of the deployments, drawn from a stream of its
+// own so that the rest of each draw stays what it was before disaggregation existed.
+void disaggregation(uint64_t seed, nlohmann::json& s) {
+  Rng rng(seed ^ 0x646973616767ULL);
+  if (!chance(rng, 0.25)) return;
+  auto role = [&rng](const std::vector<int>& instances) {
+    nlohmann::json r = {{"instances", pick<int>(rng, instances)}};
+    if (chance(rng, 0.3)) r["tensor_parallel_size"] = pick<int>(rng, {1, 2});
+    return r;
+  };
+  s["disaggregation"] = {
+      {"prefill", role({1, 1, 2, 3})},
+      {"decode", role({1, 1, 2})},
+      {"kv_transfer",
+       {{"link", pick<std::string>(rng, {"infiniband", "ethernet", "nvlink", "pcie"})},
+        {"overlap", pick<std::string>(rng, {"after_prefill", "layerwise"})}}},
+      {"prefill_router", pick<std::string>(rng, {"least_outstanding", "round_robin", "random"})},
+      {"decode_router", pick<std::string>(rng, {"least_kv", "least_outstanding"})}};
+  s.erase("cluster");
+  s["parallel"]["data_parallel_size"] = 1;
+  if (s["engine"]["batching"] == "static") s["engine"]["batching"] = "continuous";
+}
+
 }  // namespace
 
 DrawnScenario random_scenario(uint64_t seed) {
@@ -203,6 +226,7 @@ DrawnScenario random_scenario(uint64_t seed) {
                      s["service"].contains("client") && s["service"]["client"].contains("machine");
   s["seed"] = static_cast<int64_t>(rng.uniform_int(0, 1 << 30));
   s["metrics"] = {{"sample_interval_s", pick<double>(rng, {0.0, 0.5, 5.0})}};
+  disaggregation(seed, s);
   return d;
 }
 
