@@ -75,7 +75,7 @@ TEST(TenantsCommand, RequestsCsvEndsInATenantColumnThatCompareStillReads) {
   std::ifstream csv(dir / "requests.csv");
   std::string header, row;
   std::getline(csv, header);
-  EXPECT_TRUE(header.ends_with(",attempts,retry_s,tenant")) << header;
+  EXPECT_TRUE(header.ends_with(",attempts,retry_s,decode_queue_s,kv_transfer_s,tenant")) << header;
   int rows = 0, interactive = 0;
   while (std::getline(csv, row)) {
     ++rows;
@@ -103,7 +103,7 @@ TEST(TenantsCommand, WithoutTenantsRequestsCsvKeepsItsColumns) {
   std::ifstream csv(dir / "requests.csv");
   std::string header;
   std::getline(csv, header);
-  EXPECT_TRUE(header.ends_with(",attempts,retry_s")) << header;
+  EXPECT_TRUE(header.ends_with(",attempts,retry_s,decode_queue_s,kv_transfer_s")) << header;
   const nlohmann::json summary = nlohmann::json::parse(std::ifstream(dir / "summary.json"));
   EXPECT_FALSE(summary.contains("tenants"));
   EXPECT_EQ(r.out.find("tenants "), std::string::npos);
