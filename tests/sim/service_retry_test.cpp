@@ -391,7 +391,8 @@ TEST(ServiceRetry, RequestsCsvAppendsAttemptsAndRetryTime) {
   std::getline(in, header);
   std::getline(in, row);
   std::filesystem::remove_all(dir);
-  EXPECT_TRUE(header.ends_with(",decode_s,stream_s,attempts,retry_s,decode_queue_s,kv_transfer_s")) << header;
+  EXPECT_TRUE(header.ends_with(",decode_s,stream_s,attempts,retry_s,decode_queue_s,kv_transfer_s"))
+      << header;
   EXPECT_TRUE(row.ends_with(",3,3.000000,0.000000,0.000000")) << row;
 }
 
