@@ -17,6 +17,7 @@ const SchedulerConfig& validated(const SchedulerConfig& config) {
 Scheduler::Scheduler(const SchedulerConfig& config)
     : config_(validated(config)),
       kv_(config.num_gpu_blocks, config.block_size, config.enable_prefix_caching),
+      host_(config.num_host_kv_blocks),
       id_to_slot_(static_cast<size_t>(config.max_num_seqs) * 4),
       waiting_(config.queue_order),
       static_pending_(static_cast<size_t>(config.effective_static_batch_size())) {
@@ -115,6 +116,12 @@ bool Scheduler::add_request(Request request) {
   seq.spec_token_ids.clear();
   seq.kv_transfer = request.kv_transfer;
   seq.kv_held = false;
+  seq.num_host_offered_blocks = 0;
+  seq.host_load_first_block = 0;
+  seq.host_load_blocks = 0;
+  seq.last_host_store_step = 0;
+  seq.held_for_store = false;
+  seq.skip_host_load = false;
   seq.kv.reset(mix64(config_.hash_salt) ^ request.cache_salt);
   seq.kv.block_ids.reserve(static_cast<size_t>(blocks));
   seq.kv.block_hashes.reserve(static_cast<size_t>(blocks));
@@ -135,6 +142,7 @@ const SchedulerOutput& Scheduler::schedule() {
   output_.total_num_tokens = 0;
   output_.num_prefill_sequences = 0;
   output_.num_decode_sequences = 0;
+  output_.num_host_store_blocks = 0;
   output_.step = ++num_steps_;
 
   int budget = config_.max_num_batched_tokens;
@@ -152,6 +160,12 @@ const SchedulerOutput& Scheduler::schedule() {
       }
       if (output_.sequences.empty()) schedule_running(RunFilter::kDecodeOnly, budget, preempted);
       break;
+  }
+  if (host_.enabled()) {
+    for (const OutputRef& ref : output_refs_) offer_to_host(slab_[ref.slot]);
+    if (output_.num_host_store_blocks > 0) {
+      host_store_batches_.push_back(HostStoreBatch{output_.step, host_store_hashes_.size()});
+    }
   }
   awaiting_update_ = !output_.sequences.empty();
   return output_;
@@ -310,16 +324,27 @@ void Scheduler::schedule_waiting(int& budget) {
       // Only disaggregated requests wait while holding blocks (their KV has been loaded).
       const bool taken =
           seq.kv.block_ids.empty() ? start_kv_load(s) : resume_with_blocks(s, budget);
-      if (!taken) break;
+      if (!taken && !release_waiting_blocks()) break;
       continue;
     }
     const int hit = kv_.get_computed_blocks(seq.kv, seq.tokens, hit_blocks_);
+    if (host_.enabled() && !seq.skip_host_load) {
+      bool blocked = false;
+      if (start_host_load(s, hit, blocked)) continue;
+      if (blocked) {
+        if (release_waiting_blocks()) continue;
+        break;
+      }
+    }
     int n = seq.num_tokens() - hit;
     if (threshold > 0 && n > threshold) n = threshold;
     if (!config_.enable_chunked_prefill && n > budget) break;
     n = std::min(n, budget);
     // No preemption to admit: a request that does not fit blocks the queue (vLLM).
-    if (!kv_.allocate_slots(seq.kv, seq.tokens, 0, n, hit_blocks_)) break;
+    if (!kv_.allocate_slots(seq.kv, seq.tokens, 0, n, hit_blocks_)) {
+      if (release_waiting_blocks()) continue;
+      break;
+    }
     if (is_static) {
       static_pending_.pop_front();
     } else {
@@ -333,6 +358,7 @@ void Scheduler::schedule_waiting(int& budget) {
       seq.num_cached_prompt_tokens = hit;
     }
     seq.num_computed_tokens = hit;
+    seq.skip_host_load = false;
     seq.status = RequestStatus::kRunning;
     running_.push_back(s);
     emit(s, n, hit, /*admitted=*/true);
@@ -363,9 +389,127 @@ bool Scheduler::start_kv_load(int32_t s) {
   return true;
 }
 
+bool Scheduler::start_host_load(int32_t s, int hit, bool& blocked) {
+  Sequence& seq = slab_[s];
+  const int bs = kv_.block_size();
+  const int first = hit / bs;
+  // The same bound as the GPU lookup: the last token is always computed.
+  const int last = (seq.num_tokens() - 1) / bs;
+  if (first >= last) return false;
+  const std::span<const BlockHash> after_hit(seq.kv.block_hashes.data() + first,
+                                             static_cast<size_t>(last - first));
+  const int hits = host_.lookup(after_hit);
+  if (hits == 0) return false;
+  if (num_loading_kv_ >= config_.max_num_seqs) {
+    // vLLM's OffloadingConnectorScheduler (max_concurrent_loads, recent main): at most
+    // max_num_seqs loads in flight; the request waits for a later step.
+    blocked = true;
+    return false;
+  }
+  const int to_load = hits * bs;
+  // A load takes the blocks it fills but no token budget: nothing is computed until the KV
+  // is in (vLLM allocates the external tokens' slots at admission).
+  if (!kv_.allocate_slots(seq.kv, seq.tokens, 0, to_load, hit_blocks_)) {
+    blocked = true;
+    return false;
+  }
+  kv_.uncache_uncomputed(seq.kv, hit);  // cached once loaded (delay_cache_blocks)
+  waiting_.pop_front();
+  kv_.record_prefix_lookup(seq.num_tokens(), hit, seq.admitted_once);
+  if (!seq.admitted_once) {
+    seq.admitted_once = true;
+    seq.num_cached_prompt_tokens = hit + to_load;
+  }
+  seq.num_computed_tokens = hit;
+  seq.host_load_first_block = first;
+  seq.host_load_blocks = hits;
+  host_.pin(after_hit.first(static_cast<size_t>(hits)));
+  // Blocks loaded from the host are there already (vLLM sets _next_stored_block_idx past them).
+  seq.num_host_offered_blocks = std::max(seq.num_host_offered_blocks, first + hits);
+  seq.status = RequestStatus::kWaitingForRemoteKv;
+  ++num_loading_kv_;
+  host_hit_tokens_ += to_load;
+  output_.kv_loads.push_back(KvLoad{seq.request_id, to_load, /*from_host=*/true});
+  return true;
+}
+
+void Scheduler::unpin_host_load(Sequence& seq) {
+  if (seq.host_load_blocks == 0) return;
+  host_.unpin(std::span<const BlockHash>(seq.kv.block_hashes)
+                  .subspan(static_cast<size_t>(seq.host_load_first_block),
+                           static_cast<size_t>(seq.host_load_blocks)));
+  seq.host_load_blocks = 0;
+}
+
+void Scheduler::offer_to_host(Sequence& seq) {
+  // Every block full once this step ran (allocate_slots cached it) goes to the host tier,
+  // in order, as vLLM 0.11-0.14's OffloadingConnector stores a request's blocks as they fill.
+  const int target = seq.kv.num_cached_blocks;
+  if (target <= seq.num_host_offered_blocks) return;
+  const std::span<const BlockHash> fresh(seq.kv.block_hashes.data() + seq.num_host_offered_blocks,
+                                         static_cast<size_t>(target - seq.num_host_offered_blocks));
+  const int entered = host_.prepare_store(fresh, host_store_hashes_);
+  if (entered < 0) return;  // no room now; vLLM retries the same blocks next step
+  seq.num_host_offered_blocks = target;
+  if (entered == 0) return;
+  seq.last_host_store_step = output_.step;
+  output_.num_host_store_blocks += entered;
+  host_stored_blocks_ += entered;
+}
+
+void Scheduler::cancel_uncomputed_stores(Sequence& seq) {
+  if (seq.last_host_store_step != output_.step) return;
+  const int first = seq.num_computed_tokens / kv_.block_size();
+  if (first >= seq.num_host_offered_blocks) return;
+  host_.cancel_store(std::span<const BlockHash>(seq.kv.block_hashes)
+                         .subspan(static_cast<size_t>(first),
+                                  static_cast<size_t>(seq.num_host_offered_blocks - first)));
+  seq.num_host_offered_blocks = first;
+}
+
+void Scheduler::complete_host_stores(uint64_t step) {
+  size_t begin = host_store_head_ == 0 ? 0 : host_store_batches_[host_store_head_ - 1].end;
+  while (host_store_head_ < host_store_batches_.size() &&
+         host_store_batches_[host_store_head_].step <= step) {
+    const size_t end = host_store_batches_[host_store_head_].end;
+    host_.complete_store(
+        std::span<const BlockHash>(host_store_hashes_).subspan(begin, end - begin));
+    begin = end;
+    ++host_store_head_;
+  }
+  host_stores_done_step_ = std::max(host_stores_done_step_, step);
+  if (host_store_head_ == host_store_batches_.size()) {
+    host_store_batches_.clear();
+    host_store_hashes_.clear();
+    host_store_head_ = 0;
+  } else if (host_store_head_ * 2 > host_store_batches_.size()) {
+    // Drop the finished front so a link that never drains does not grow these without bound.
+    host_store_hashes_.erase(host_store_hashes_.begin(),
+                             host_store_hashes_.begin() + static_cast<std::ptrdiff_t>(begin));
+    host_store_batches_.erase(
+        host_store_batches_.begin(),
+        host_store_batches_.begin() + static_cast<std::ptrdiff_t>(host_store_head_));
+    for (HostStoreBatch& b : host_store_batches_) b.end -= begin;
+    host_store_head_ = 0;
+  }
+  size_t kept = 0;
+  for (const auto& [s, id] : held_for_store_) {
+    const Sequence& seq = slab_[s];
+    if (seq.request_id != id || !seq.kv_held || !seq.held_for_store) continue;  // freed already
+    if (seq.last_host_store_step <= host_stores_done_step_) {
+      release_kv(id);
+    } else {
+      held_for_store_[kept++] = {s, id};
+    }
+  }
+  held_for_store_.resize(kept);
+}
+
 bool Scheduler::resume_with_blocks(int32_t s, int& budget) {
   Sequence& seq = slab_[s];
-  const int n = std::min(seq.num_uncomputed_tokens(), budget);
+  int n = std::min(seq.num_uncomputed_tokens(), budget);
+  const int threshold = config_.long_prefill_token_threshold;
+  if (threshold > 0) n = std::min(n, threshold);
   if (!kv_.allocate_slots(seq.kv, seq.tokens, seq.num_computed_tokens, n)) return false;
   waiting_.pop_front();
   seq.status = RequestStatus::kRunning;
@@ -381,12 +525,47 @@ bool Scheduler::finish_kv_load(uint64_t request_id) {
   Sequence& seq = slab_[s];
   if (seq.status != RequestStatus::kWaitingForRemoteKv) return false;
   --num_loading_kv_;
-  // vLLM 0.11 _update_waiting_for_remote_kv: a prompt loaded whole has its last token
-  // recomputed, which samples the first output token.
-  seq.num_computed_tokens = seq.num_prompt_tokens - 1;
+  if (seq.host_load_blocks > 0) {
+    seq.num_computed_tokens = (seq.host_load_first_block + seq.host_load_blocks) * kv_.block_size();
+    unpin_host_load(seq);
+  } else {
+    // vLLM 0.11 _update_waiting_for_remote_kv: a prompt loaded whole has its last token
+    // recomputed, which samples the first output token.
+    seq.num_computed_tokens = seq.num_prompt_tokens - 1;
+  }
   seq.status = RequestStatus::kWaiting;
   waiting_.prepend(s, key_of(seq));
+  if (waiting_with_blocks_.size() >= 2 * static_cast<size_t>(config_.max_num_seqs)) {
+    std::erase_if(waiting_with_blocks_, [this](const auto& entry) {
+      return !waits_with_blocks(entry.first, entry.second);
+    });
+  }
+  waiting_with_blocks_.emplace_back(s, seq.generation);
   return true;
+}
+
+bool Scheduler::waits_with_blocks(int32_t s, uint32_t generation) const {
+  const Sequence& seq = slab_[s];
+  return seq.generation == generation && seq.status == RequestStatus::kWaiting &&
+         !seq.kv.block_ids.empty();
+}
+
+bool Scheduler::release_waiting_blocks() {
+  // Only when nothing runs: a running request will free blocks, so the queue can wait.
+  if (!running_.empty() || !output_.sequences.empty()) return false;
+  bool released = false;
+  for (const auto& [s, generation] : waiting_with_blocks_) {
+    if (!waits_with_blocks(s, generation)) continue;  // left, or resumed meanwhile
+    Sequence& seq = slab_[s];
+    // Its loaded KV is dropped as a preemption drops KV; it is loaded or computed again.
+    kv_.free(seq.kv);
+    seq.num_computed_tokens = 0;
+    seq.kv_transfer = KvTransfer::kNone;
+    seq.skip_host_load = true;
+    released = true;
+  }
+  waiting_with_blocks_.clear();
+  return released;
 }
 
 bool Scheduler::release_kv(uint64_t request_id) {
@@ -395,6 +574,7 @@ bool Scheduler::release_kv(uint64_t request_id) {
   Sequence& seq = slab_[s];
   kv_.free(seq.kv);
   seq.kv_held = false;
+  seq.held_for_store = false;
   --num_held_kv_;
   id_to_slot_.erase(request_id);
   release_slot(s);
@@ -556,10 +736,12 @@ void Scheduler::finish(int32_t s, FinishReason reason) {
   if (awaiting_update_ && output_index_of_slot_[s] >= 0) {
     // Aborted between schedule() and update(): the step's blocks may never be computed.
     kv_.uncache_uncomputed(seq.kv, seq.num_computed_tokens);
+    cancel_uncomputed_stores(seq);
     output_index_of_slot_[s] = -1;
   }
-  const bool hold =
-      seq.kv_transfer == KvTransfer::kSendAfterFinish && reason != FinishReason::kAbort;
+  const bool store_pending = seq.last_host_store_step > host_stores_done_step_;
+  const bool hold = reason != FinishReason::kAbort &&
+                    (seq.kv_transfer == KvTransfer::kSendAfterFinish || store_pending);
   if (!hold) kv_.free(seq.kv);
   FinishedRequest& f = finished_.emplace_back();
   f.id = seq.request_id;
@@ -584,6 +766,11 @@ void Scheduler::finish(int32_t s, FinishReason reason) {
   if (hold) {
     seq.kv_held = true;  // the slot and its id stay until release_kv()
     ++num_held_kv_;
+    if (store_pending && seq.kv_transfer != KvTransfer::kSendAfterFinish) {
+      // vLLM 0.11 OffloadingConnector.request_finished: freed once its stores are done.
+      seq.held_for_store = true;
+      held_for_store_.emplace_back(s, seq.request_id);
+    }
     return;
   }
   id_to_slot_.erase(seq.request_id);
@@ -599,6 +786,7 @@ bool Scheduler::abort(uint64_t request_id) {
     running_.erase(std::find(running_.begin(), running_.end(), s));
   } else if (seq.status == RequestStatus::kWaitingForRemoteKv) {
     --num_loading_kv_;
+    unpin_host_load(seq);
   } else if (!waiting_.erase(s)) {
     static_pending_.erase(s);
   }
@@ -638,6 +826,11 @@ SchedulerStats Scheduler::stats() const {
   st.num_evicted_blocks = static_cast<int64_t>(pool.num_evictions());
   st.num_draft_tokens = num_draft_tokens_;
   st.num_accepted_tokens = num_accepted_tokens_;
+  st.host_kv_blocks_total = host_.num_blocks();
+  st.host_kv_blocks_used = host_.num_used_blocks();
+  st.host_kv_hit_tokens = host_hit_tokens_;
+  st.host_kv_stored_blocks = host_stored_blocks_;
+  st.host_kv_evicted_blocks = static_cast<int64_t>(host_.num_evictions());
   return st;
 }
 

@@ -22,8 +22,10 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "engine/sched/host_kv_tier.h"
 #include "engine/sched/kv_cache_manager.h"
 #include "engine/sched/request.h"
 #include "engine/sched/scheduler_config.h"
@@ -63,6 +65,15 @@ class Scheduler {
   // Frees the blocks a finished kSendAfterFinish request kept for its decode instance. False
   // when the id holds none.
   bool release_kv(uint64_t request_id);
+
+  // KV offload (SchedulerConfig::num_host_kv_blocks > 0). A request admitted with blocks after
+  // its GPU prefix hit in the host tier loads them (a from_host entry of kv_loads, then
+  // finish_kv_load()) instead of computing them; every block a step fills is offered to the
+  // host tier (SchedulerOutput::num_host_store_blocks). The stores of output `step` and of
+  // every step before it are done: their blocks become loadable, and finished requests that
+  // kept their blocks for them are freed (vLLM 0.11 frees them only once stored).
+  void complete_host_stores(uint64_t step);
+  const HostKvTier& host_kv() const { return host_; }
 
   // Static policy: the caller's gather timeout expired, start a batch with what is waiting
   // (even if fewer than static_batch_size). With no_more_arrivals, every later batch also
@@ -115,7 +126,20 @@ class Scheduler {
   void schedule_running(RunFilter filter, int& budget, bool& preempted);
   void schedule_waiting(int& budget);
   bool start_kv_load(int32_t s);
+  // KV offload: starts loading the host tier's blocks after the GPU hit `hit` (tokens) and
+  // returns true, or returns false (nothing changed) when the tier has none of them; with
+  // `blocked` set the request must wait (no blocks for the load, or too many loads in flight).
+  bool start_host_load(int32_t s, int hit, bool& blocked);
+  void offer_to_host(Sequence& seq);
+  void unpin_host_load(Sequence& seq);
+  // Abort with the step in flight: frees the host blocks this step was going to fill.
+  void cancel_uncomputed_stores(Sequence& seq);
   bool resume_with_blocks(int32_t s, int& budget);
+  // A waiting request that cannot get blocks while nothing runs would wait for ever if the
+  // blocks it needs are held by requests that finished a KV load and wait in the queue (it
+  // may be one of them): those give their blocks up. True when any did.
+  bool release_waiting_blocks();
+  bool waits_with_blocks(int32_t s, uint32_t generation) const;
   void form_static_batch();
   int32_t pick_victim() const;  // index into running_
   void preempt(size_t running_index, int& budget);
@@ -135,6 +159,23 @@ class Scheduler {
 
   SchedulerConfig config_;
   KVCacheManager kv_;
+  HostKvTier host_;
+  // KV offload: hashes of the stores in flight, step by step in order (FIFO, as one DMA
+  // stream copies them); entries before host_store_head_ are done.
+  struct HostStoreBatch {
+    uint64_t step;
+    size_t end;  // one past its last hash in host_store_hashes_
+  };
+  std::vector<BlockHash> host_store_hashes_;
+  std::vector<HostStoreBatch> host_store_batches_;
+  size_t host_store_head_ = 0;  // into host_store_batches_
+  uint64_t host_stores_done_step_ = 0;
+  std::vector<std::pair<int32_t, uint64_t>> held_for_store_;  // (slot, request id)
+  // (slot, generation) of waiting requests that hold blocks after a KV load; entries go stale
+  // when the request resumes or leaves.
+  std::vector<std::pair<int32_t, uint32_t>> waiting_with_blocks_;
+  int64_t host_hit_tokens_ = 0;
+  int64_t host_stored_blocks_ = 0;
   std::vector<Sequence> slab_;
   std::vector<int32_t> free_slots_;
   FlatIdMap id_to_slot_;

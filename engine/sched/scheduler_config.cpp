@@ -58,6 +58,17 @@ void SchedulerConfig::validate() const {
          ") needs enable_chunked_prefill: it splits prompts into chunks");
   }
   validate_speculative();
+  if (num_host_kv_blocks < 0 || num_host_kv_blocks > (int64_t{1} << 30)) {
+    fail("num_host_kv_blocks must be between 0 (no KV offload) and 2^30 (got " +
+         to_string(num_host_kv_blocks) + ")");
+  }
+  if (num_host_kv_blocks > 0 && !enable_prefix_caching) {
+    fail("KV offload (num_host_kv_blocks " + to_string(num_host_kv_blocks) +
+         ") needs enable_prefix_caching: the host tier finds blocks by their prefix hash");
+  }
+  if (num_host_kv_blocks > 0 && policy == SchedulingPolicy::kStatic) {
+    fail("KV offload is not modelled with the static policy; use continuous or prefill_first");
+  }
   if (static_batch_size < 0 || static_batch_size > max_num_seqs) {
     fail("static_batch_size must be between 0 (= max_num_seqs) and max_num_seqs (" +
          to_string(max_num_seqs) + "), got " + to_string(static_batch_size));

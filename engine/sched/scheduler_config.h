@@ -60,6 +60,11 @@ struct SchedulerConfig {
   // num_speculative_tokens, k); 0 = off. Drafts come from the executor (StepResult).
   // REQUIRES: 0 <= x <= kMaxSpeculativeTokens; > 0 only with the continuous policy.
   int num_speculative_tokens = 0;
+  // KV-cache offload: blocks of the second KV tier in host memory (vLLM's OffloadingConnector,
+  // kv_connector_extra_config num_cpu_blocks; --kv-offloading-size in GiB since vLLM 0.12);
+  // 0 = off. Each holds one GPU block's KV. REQUIRES: >= 0; > 0 only with prefix caching
+  // (the tier is keyed by block hash) and without a static batch.
+  int64_t num_host_kv_blocks = 0;
 
   // Throws ConfigError whose message names the offending field.
   void validate() const;

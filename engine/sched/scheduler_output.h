@@ -34,12 +34,14 @@ struct ScheduledSequence {
   std::span<const int32_t> block_table;
 };
 
-// A prompt KV load the scheduler started (disaggregated decode instance): blocks are
-// allocated for the request's prompt and `num_tokens` tokens of KV must arrive before
-// Scheduler::finish_kv_load() (the rest were a local prefix-cache hit).
+// A KV load the scheduler started: blocks are allocated and `num_tokens` tokens of KV must
+// arrive before Scheduler::finish_kv_load(). From a prefill instance (disaggregated decode
+// instance: the whole prompt but a local prefix-cache hit), or with from_host from the host
+// KV tier (KV offload: the blocks after the GPU prefix hit that the host tier holds).
 struct KvLoad {
   uint64_t request_id = 0;
   int num_tokens = 0;
+  bool from_host = false;
 };
 
 struct SchedulerOutput {
@@ -49,7 +51,10 @@ struct SchedulerOutput {
   int total_num_tokens = 0;                  // sum of num_new_tokens
   int num_prefill_sequences = 0;             // entries with is_prefill
   int num_decode_sequences = 0;              // entries without is_prefill
-  uint64_t step = 0;                         // 1 for the first schedule()
+  // KV offload: full blocks this step copies to the host tier (GPU to host, alongside the
+  // step); Scheduler::complete_host_stores(step) once they are there.
+  int num_host_store_blocks = 0;
+  uint64_t step = 0;  // 1 for the first schedule()
   bool empty() const { return sequences.empty(); }
 };
 
@@ -83,7 +88,8 @@ struct SchedulerStats {
   int num_running = 0;
   int num_waiting = 0;  // queued, including preempted requests, a static batch's rest and KV loads
   int num_loading_kv = 0;       // of those, waiting for their prompt's KV (kWaitingForRemoteKv)
-  int num_held_kv = 0;          // finished requests whose blocks are kept for a decode instance
+  int num_held_kv = 0;          // finished requests whose blocks are kept: for a decode instance,
+                                // or (KV offload) until their host stores are done
   int64_t kv_blocks_used = 0;   // blocks referenced by sequences
   int64_t kv_blocks_total = 0;  // usable blocks (num_gpu_blocks - 1: block 0 is reserved)
   int64_t kv_blocks_cached_free = 0;  // free blocks still holding a prefix-cache entry
@@ -99,6 +105,12 @@ struct SchedulerStats {
   // Speculative decoding (vLLM spec_decode_num_draft_tokens / _num_accepted_tokens).
   int64_t num_draft_tokens = 0;     // drafts verified
   int64_t num_accepted_tokens = 0;  // of those, accepted
+  // KV offload (host tier; vLLM OffloadingConnector).
+  int64_t host_kv_blocks_total = 0;    // host blocks (num_host_kv_blocks)
+  int64_t host_kv_blocks_used = 0;     // of those, holding KV or being written
+  int64_t host_kv_hit_tokens = 0;      // prompt tokens loaded from the host instead of computed
+  int64_t host_kv_stored_blocks = 0;   // blocks copied to the host tier
+  int64_t host_kv_evicted_blocks = 0;  // host blocks reused for other content
   double prefix_cache_hit_rate() const {
     return prefix_cache_queries_tokens > 0
                ? static_cast<double>(prefix_cache_hit_tokens) / prefix_cache_queries_tokens

@@ -3,7 +3,8 @@
 // step: blocks are conserved, the token budget and max_num_seqs hold, no sequence passes
 // max_model_len, a written KV slot is owned by that sequence alone, and a prefix hit serves
 // exactly the tokens the sequence has. At the end: every admitted request finished once with
-// exactly its expected output length, nothing leaks, and a seed replays identically.
+// exactly its expected output length, nothing leaks, and a seed replays identically. With KV
+// offload (40% of the configs that take it) loads and stores complete at random later steps.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -136,6 +137,12 @@ Workload make_workload(uint64_t seed) {
     }
     w.requests.push_back(std::move(p));
   }
+  // KV offload for 40% of the configs that take it, from a stream of its own so the other
+  // draws stay what they were; tiers from one block (evicting all the time) to twice the GPU.
+  Rng offload{seed ^ 0x6f66666c6f6164ULL};
+  if (c.enable_prefix_caching && c.policy != SchedulingPolicy::kStatic && offload.chance(0.4)) {
+    c.num_host_kv_blocks = offload.uniform(1, static_cast<int>(c.num_gpu_blocks) * 2);
+  }
   std::stable_sort(w.requests.begin(), w.requests.end(),
                    [](const PlannedRequest& a, const PlannedRequest& b) {
                      return a.arrival_step < b.arrival_step;
@@ -169,7 +176,7 @@ std::string describe(uint64_t seed, const SchedulerConfig& c) {
 // What the workloads exercised, so the property test can show it is not vacuous.
 struct Coverage {
   int64_t workloads = 0, steps = 0, preemptions = 0, hit_tokens = 0, rejected = 0, aborted = 0,
-          finished = 0, stopped = 0, chunked_steps = 0, evictions = 0;
+          finished = 0, stopped = 0, chunked_steps = 0, evictions = 0, host_hit_tokens = 0;
 };
 
 // Runs one workload, checking every invariant; returns the trace fingerprint.
@@ -190,6 +197,10 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
   // Static policy: requests first admitted since the live admitted set was last empty.
   std::set<uint64_t> live_admitted;
   int static_batch_count = 0;
+  // KV offload: transfers in flight, each done at a drawn later step (stores in order).
+  Rng delays{seed * 31 + 7};
+  std::vector<std::pair<int, uint64_t>> loads;   // (done at step, request id)
+  std::vector<std::pair<int, uint64_t>> stores;  // (done at step, scheduler step)
 
   auto record_finished = [&](const FinishedRequest& f) {
     fp.add(f.id);
@@ -237,6 +248,31 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
         EXPECT_TRUE(s.abort(p.request.id));
       }
     }
+    for (auto it = loads.begin(); it != loads.end();) {
+      if (it->first > step) {
+        ++it;
+        continue;
+      }
+      const Sequence* q = s.find(it->second);
+      if (q && q->status == RequestStatus::kWaitingForRemoteKv) {
+        // The copy from the host: the blocks hold the sequence's own tokens, and no one else
+        // references them while they are written.
+        const std::vector<int32_t>& t = tokens.at(it->second);
+        const int from = q->host_load_first_block * c.block_size;
+        const int to = from + q->host_load_blocks * c.block_size;
+        for (int pos = from; pos < to; ++pos) {
+          const int32_t b = q->kv.block_ids.at(static_cast<size_t>(pos / c.block_size));
+          EXPECT_EQ(pool.ref_count(b), 1) << "loading into a shared block";
+          kv[static_cast<size_t>(b) * c.block_size + pos % c.block_size] = t[pos];
+        }
+      }
+      s.finish_kv_load(it->second);  // false when it was aborted meanwhile
+      it = loads.erase(it);
+    }
+    while (!stores.empty() && stores.front().first <= step) {
+      s.complete_host_stores(stores.front().second);
+      stores.erase(stores.begin());
+    }
     for (const FinishedRequest& f : s.finished()) {
       if (!done.count(f.id)) record_finished(f);  // rejections and aborts since the update
     }
@@ -257,7 +293,21 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
     EXPECT_EQ(st.kv_blocks_used + pool.num_free_blocks(), st.kv_blocks_total);
     EXPECT_EQ(st.kv_blocks_total, c.num_gpu_blocks - 1);
     EXPECT_LE(pool.num_cached_free_blocks(), pool.num_free_blocks());
-    if (step % 7 == 0) pool.check_invariants();
+    if (step % 7 == 0) {
+      pool.check_invariants();
+      s.host_kv().check_invariants();
+    }
+    for (const KvLoad& load : out.kv_loads) {
+      EXPECT_TRUE(load.from_host);
+      EXPECT_GT(load.num_tokens, 0);
+      EXPECT_EQ(load.num_tokens % c.block_size, 0);
+      loads.emplace_back(step + delays.uniform(0, 3), load.request_id);
+    }
+    if (out.num_host_store_blocks > 0) {
+      const int due =
+          std::max(stores.empty() ? 0 : stores.back().first, step + delays.uniform(0, 2));
+      stores.emplace_back(due, out.step);
+    }
 
     int sum = 0, prefill = 0, decode = 0;
     std::set<uint64_t> ids;
@@ -358,6 +408,8 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
   }
   EXPECT_LT(step, max_steps) << "workload did not drain (livelock)";
   EXPECT_FALSE(s.has_unfinished());
+  if (!stores.empty()) s.complete_host_stores(stores.back().second);
+  EXPECT_EQ(s.stats().num_held_kv, 0);
   EXPECT_EQ(done.size(), w.requests.size());
   for (const auto& p : w.requests) {
     const uint64_t id = p.request.id;
@@ -379,7 +431,10 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
             static_cast<int64_t>(w.requests.size()));
   EXPECT_LE(st.prefix_cache_hit_tokens, st.prefix_cache_queries_tokens);
   pool.check_invariants();
+  s.host_kv().check_invariants();
+  EXPECT_LE(st.host_kv_blocks_used, st.host_kv_blocks_total);
   if (coverage) {
+    coverage->host_hit_tokens += st.host_kv_hit_tokens;
     ++coverage->workloads;
     coverage->steps += st.num_steps;
     coverage->preemptions += st.num_preemptions_total;
@@ -391,6 +446,7 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
   }
   fp.add(static_cast<uint64_t>(st.num_preemptions_total));
   fp.add(static_cast<uint64_t>(st.prefix_cache_hit_tokens));
+  fp.add(static_cast<uint64_t>(st.host_kv_hit_tokens));
   return fp.h;
 }
 
@@ -403,12 +459,13 @@ TEST(SchedulerProperty, RandomWorkloadsKeepEveryInvariant) {
   std::printf(
       "%lld workloads, %lld steps: %lld finished (%lld by stop token), %lld rejected, "
       "%lld aborted, %lld preemptions, %lld prefix-hit tokens, %lld evictions, "
-      "%lld partial prefill chunks\n",
+      "%lld partial prefill chunks, %lld tokens loaded from the host tier\n",
       static_cast<long long>(cov.workloads), static_cast<long long>(cov.steps),
       static_cast<long long>(cov.finished), static_cast<long long>(cov.stopped),
       static_cast<long long>(cov.rejected), static_cast<long long>(cov.aborted),
       static_cast<long long>(cov.preemptions), static_cast<long long>(cov.hit_tokens),
-      static_cast<long long>(cov.evictions), static_cast<long long>(cov.chunked_steps));
+      static_cast<long long>(cov.evictions), static_cast<long long>(cov.chunked_steps),
+      static_cast<long long>(cov.host_hit_tokens));
   // The generator must reach every mechanism, or the invariants above prove little.
   EXPECT_GT(cov.preemptions, cov.workloads / 10);
   EXPECT_GT(cov.hit_tokens, 0);
@@ -417,6 +474,7 @@ TEST(SchedulerProperty, RandomWorkloadsKeepEveryInvariant) {
   EXPECT_GT(cov.stopped, 0);
   EXPECT_GT(cov.evictions, 0);
   EXPECT_GT(cov.chunked_steps, 0);
+  EXPECT_GT(cov.host_hit_tokens, 0);
 }
 
 TEST(SchedulerProperty, OutcomesAreDeterministicForASeed) {
