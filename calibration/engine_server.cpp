@@ -268,6 +268,11 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
     throw ConfigError("the engine serves one replica; the scenario has data_parallel_size " +
                       std::to_string(config_.parallel.dp));
   }
+  if (config_.engine.kv_offloading_size_gib) {
+    throw ConfigError(
+        "engine.kv_offloading_size_gib: the built-in engine has no host KV tier; KV offload is "
+        "simulated only (servesim run), drop the key to serve on the engine");
+  }
   // The simulator's scheduler settings, exactly: the vLLM defaults the memory plan resolves.
   check_run_settings(config_);
   scheduler_config_ = scheduler_config_for(

@@ -60,6 +60,12 @@ void DeploymentOptions::add_to(CLI::App& app, bool model_required) {
                  "Speculative decoding in vLLM's JSON form, e.g. "
                  "'{\"model\":\"Llama-3.1-8B\",\"num_speculative_tokens\":4}' (a draft "
                  "model's weights and KV share the GPU)");
+  app.add_option("--kv-offloading-size", kv_offloading_size,
+                 "GiB of host memory for offloaded KV blocks, summed over the TP x PP ranks "
+                 "(vLLM 0.12+ --kv-offloading-size; docs/kv-offload.md)");
+  app.add_option("--kv-offloading-backend", kv_offloading_backend,
+                 "native (vLLM's OffloadingConnector), the only one modelled")
+      ->capture_default_str();
 }
 
 DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) const {
@@ -104,6 +110,13 @@ DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) c
     e.speculative =
         SpeculativeConfig::from_text(speculative_config, "--speculative-config", &catalog);
   }
+  if (kv_offloading_backend != "native") {
+    throw ConfigError(
+        "--kv-offloading-backend: only \"native\" (vLLM's OffloadingConnector) is "
+        "modelled, got \"" +
+        kv_offloading_backend + "\"");
+  }
+  if (kv_offloading_size != 0) e.kv_offloading_size_gib = kv_offloading_size;
   return r;
 }
 

@@ -41,6 +41,8 @@ struct DeploymentOptions {
   int64_t num_gpu_blocks_override = 0;
   bool allow_long_max_model_len = false;
   std::string speculative_config;  // vLLM --speculative-config JSON; "" = none
+  double kv_offloading_size = 0;   // GiB, vLLM --kv-offloading-size; 0 = no KV offload
+  std::string kv_offloading_backend = "native";
 
   // `model_required` false: a command that can read the model elsewhere (memory --from-log).
   void add_to(CLI::App& app, bool model_required = true);

@@ -116,6 +116,33 @@ void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, ReplicaRole r
       sc.max_model_len, 100 * busy);
 }
 
+// KV offload: the host tier's size and what it did, over all replicas.
+void print_kv_offload(const MemoryPlan& plan, const SimulationResult& result) {
+  HostKvSummary all;
+  for (const ReplicaSummary& r : result.replicas) {
+    all.hit_tokens += r.host_kv.hit_tokens;
+    all.queried_tokens += r.host_kv.queried_tokens;
+    all.stored_blocks += r.host_kv.stored_blocks;
+    all.evicted_blocks += r.host_kv.evicted_blocks;
+    all.load_busy_s += r.host_kv.load_busy_s;
+    all.store_busy_s += r.host_kv.store_busy_s;
+    all.bandwidth_Bps = r.host_kv.bandwidth_Bps;
+  }
+  const double link_s = result.simulated_s * static_cast<double>(result.replicas.size());
+  const double queried = static_cast<double>(all.queried_tokens);
+  std::printf(
+      "  KV offload: host tier %.1f GiB per GPU, %lld tokens per replica, PCIe %.0f GB/s; "
+      "%.1f%% of the tokens looked up loaded from it, %lld blocks stored, %lld evicted; link busy "
+      "%.1f%% loading, %.1f%% storing\n",
+      static_cast<double>(plan.host_kv_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0),
+      static_cast<long long>(plan.num_host_kv_blocks * plan.engine.block_size),
+      all.bandwidth_Bps / 1e9,
+      queried > 0 ? 100.0 * static_cast<double>(all.hit_tokens) / queried : 0,
+      static_cast<long long>(all.stored_blocks), static_cast<long long>(all.evicted_blocks),
+      link_s > 0 ? 100 * all.load_busy_s / link_s : 0,
+      link_s > 0 ? 100 * all.store_busy_s / link_s : 0);
+}
+
 }  // namespace
 
 CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
@@ -256,6 +283,7 @@ int run_simulate(const SimulateOptions& options) {
         static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
         sc.max_model_len);
   }
+  if (plan.num_host_kv_blocks > 0) print_kv_offload(plan, result);
   if (c.profile) {
     std::printf("  cost model: calibrated profile of %s on %s (%s)%s\n", c.profile->model.c_str(),
                 c.profile->device.c_str(), c.profile->backend.c_str(),

@@ -71,6 +71,24 @@ EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSp
 
 void EngineConfig::validate(const ModelSpec& model) const {
   if (speculative) speculative->validate(model);
+  if (kv_offloading_size_gib) {
+    if (!(*kv_offloading_size_gib > 0 && *kv_offloading_size_gib <= 1e5)) {
+      throw ConfigError("--kv-offloading-size must be in (0, 100000] GiB");
+    }
+    if (!enable_prefix_caching) {
+      throw ConfigError(
+          "--kv-offloading-size needs prefix caching: the host tier finds blocks by their "
+          "prefix hash; drop --no-enable-prefix-caching");
+    }
+  }
+  if (kv_offloading_bandwidth_Bps) {
+    if (!kv_offloading_size_gib) {
+      throw ConfigError("kv_offloading_bandwidth_GBps needs --kv-offloading-size");
+    }
+    if (!(*kv_offloading_bandwidth_Bps > 0 && *kv_offloading_bandwidth_Bps <= 1e13)) {
+      throw ConfigError("kv_offloading_bandwidth_GBps must be in (0, 10000] GB/s");
+    }
+  }
   if (!(gpu_memory_utilization > 0 && gpu_memory_utilization <= 1) ||
       !std::isfinite(gpu_memory_utilization)) {
     char got[32];

@@ -73,6 +73,14 @@ struct EngineConfig {
   bool allow_long_max_model_len = false;
   // vLLM --speculative-config; unset: no speculative decoding (docs/speculative-decoding.md).
   std::optional<SpeculativeConfig> speculative;
+  // vLLM --kv-offloading-size (0.12+, with --kv-offloading-backend native, the
+  // OffloadingConnector): GiB of pinned host memory for the KV offload tier, summed over the
+  // replica's TP x PP ranks, each of which gets an equal share. Unset: no KV offload
+  // (docs/kv-offload.md).
+  std::optional<double> kv_offloading_size_gib;
+  // Bytes/s per direction at which each GPU moves offloaded KV to and from host memory.
+  // servesim's knob, not a vLLM flag; unset: the GPU spec's pcie_Bps.
+  std::optional<double> kv_offloading_bandwidth_Bps;
 
   // Copy with every 0/unset default replaced by the value vLLM would pick.
   EngineConfig resolved_for(const ModelSpec& model, const HardwareSpec& gpu) const;

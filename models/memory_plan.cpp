@@ -365,6 +365,13 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
   plan.kv_cache_tokens = plan.num_gpu_blocks * e.block_size;
   plan.kv_bytes_per_token =
       model.kv_bytes_per_token_per_layer(kv, parallel.tp) * plan.layers_per_gpu;
+  if (e.kv_offloading_size_gib) {
+    // vLLM 0.12 CPUOffloadingSpec: each rank's share over the bytes of one offloaded block.
+    plan.host_kv_bytes_per_gpu =
+        static_cast<int64_t>(*e.kv_offloading_size_gib * kGiB / (parallel.tp * parallel.pp));
+    const int64_t block_bytes = plan.page_bytes * plan.layers_per_gpu + draft.block_bytes;
+    plan.num_host_kv_blocks = block_bytes > 0 ? plan.host_kv_bytes_per_gpu / block_bytes : 0;
+  }
 
   // Concurrency is counted in pages over the stage with the most layers: each block
   // index holds one page per layer, so the pool has num_blocks x layers pages.
@@ -397,6 +404,12 @@ MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
   const std::string where = std::to_string(parallel.gpus_per_replica()) + " x " + gpu.name +
                             " (TP " + std::to_string(parallel.tp) + ", PP " +
                             std::to_string(parallel.pp) + ")";
+  if (resolved.kv_offloading_size_gib && plan.num_host_kv_blocks < 1) {
+    throw ConfigError("--kv-offloading-size " + std::to_string(*resolved.kv_offloading_size_gib) +
+                      " GiB holds no KV block of " + model.name + " on " + where +
+                      " (a block takes " + std::to_string(plan.page_bytes * plan.layers_per_gpu) +
+                      " bytes per GPU); raise it");
+  }
 
   // The smallest power-of-two TP above the current one that makes `ok` true.
   auto tp_that_fits = [&](auto ok) -> int {
@@ -520,6 +533,12 @@ nlohmann::json MemoryPlan::to_json() const {
   j["num_gpu_blocks"] = num_gpu_blocks;
   j["kv_cache_tokens"] = kv_cache_tokens;
   j["max_concurrency"] = max_concurrency;
+  if (engine.kv_offloading_size_gib) {
+    j["kv_offloading_size_gib"] = *engine.kv_offloading_size_gib;
+    j["host_kv_bytes_per_gpu"] = host_kv_bytes_per_gpu;
+    j["num_host_kv_blocks"] = num_host_kv_blocks;
+    j["host_kv_tokens"] = num_host_kv_blocks * engine.block_size;
+  }
   return j;
 }
 
@@ -583,6 +602,15 @@ std::string MemoryPlan::to_table() const {
   std::snprintf(line, sizeof line, "  Maximum concurrency for %s tokens per request: %.2fx\n",
                 with_commas(engine.max_model_len).c_str(), max_concurrency);
   out << line;
+  if (engine.kv_offloading_size_gib) {
+    std::snprintf(line, sizeof line,
+                  "  KV offload (--kv-offloading-size %g GiB over %d GPUs): %.2f GiB pinned host "
+                  "memory per GPU, %s host blocks, %s tokens\n",
+                  *engine.kv_offloading_size_gib, parallel.gpus_per_replica(),
+                  format_gib(host_kv_bytes_per_gpu), with_commas(num_host_kv_blocks).c_str(),
+                  with_commas(num_host_kv_blocks * engine.block_size).c_str());
+    out << line;
+  }
   return out.str();
 }
 

@@ -68,6 +68,10 @@ struct MemoryPlan {
   int64_t weights_total_bytes = 0;  // whole model, all GPUs
   int64_t params_total = 0;
   int64_t params_active = 0;
+  // KV offload (engine.kv_offloading_size_gib): host memory and blocks of the host tier per
+  // GPU; each GPU keeps its own shard of every offloaded block. 0 without offload.
+  int64_t host_kv_bytes_per_gpu = 0;
+  int64_t num_host_kv_blocks = 0;
   std::vector<Stage> stages;  // pp entries, first stage first; the figures above are the busiest
 
   // Throws ConfigError when the flags are invalid, the model does not fit, or

@@ -38,6 +38,10 @@ std::string_view to_string(EventKind kind) {
       return "kv_handoff";
     case EventKind::kKvLoaded:
       return "kv_loaded";
+    case EventKind::kHostKvLoaded:
+      return "host_kv_loaded";
+    case EventKind::kHostKvStored:
+      return "host_kv_stored";
     case EventKind::kUser:
       return "user";
   }

@@ -30,6 +30,8 @@ enum class EventKind : uint8_t {
   kDeadline,         // a service-path request's client or gateway deadline (payload: request id)
   kKvHandoff,        // a prefilled request reaches the decode side (payload: request id)
   kKvLoaded,         // a request's prompt KV is in (target: decode replica, payload: request id)
+  kHostKvLoaded,     // KV offload: a load from host memory is in (target: replica, payload: id)
+  kHostKvStored,     // KV offload: a step's stores are in host memory (payload: step number)
 };
 
 std::string_view to_string(EventKind kind);

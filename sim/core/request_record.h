@@ -63,7 +63,8 @@ struct RequestSegments {
   double prefill_s = 0;       // first scheduled to the engine's first token
   // Disaggregated deployments (DisaggregatedFlow): the prefill's end to the decode instance's
   // taking the request (hand-off, its admission wait) and its first step's start after the
-  // load; then the KV transfer, its wait for the link included. Zero otherwise.
+  // load; then the KV transfer, its wait for the link included. With KV offload, kv_transfer
+  // is the load from the host tier before the first scheduling. Zero otherwise.
   double decode_queue_s = 0;
   double kv_transfer_s = 0;
   double decode_s = 0;              // the engine's first token to its last

@@ -28,6 +28,21 @@ struct AdmissionCounters {
 // What a replica serves: everything, or one side of a disaggregated deployment.
 enum class ReplicaRole : uint8_t { kAggregated, kPrefill, kDecode };
 
+// KV offload's host tier and its PCIe link over a run (zero without offload).
+struct HostKvSummary {
+  int64_t blocks = 0;          // host blocks (num_host_kv_blocks)
+  int64_t hit_tokens = 0;      // prompt tokens loaded from the host instead of computed
+  int64_t queried_tokens = 0;  // prompt tokens looked up at admissions (first and later)
+  double hit_rate = 0;         // hit_tokens over queried_tokens
+  int64_t stored_blocks = 0;   // blocks copied to the host
+  int64_t evicted_blocks = 0;  // host blocks reused for other content
+  double bandwidth_Bps = 0;    // the link's bytes/s per direction, per GPU
+  double load_busy_s = 0;      // seconds the link spent loading (host to GPU)
+  double store_busy_s = 0;     // seconds it spent storing (GPU to host)
+  double loaded_bytes = 0;     // per GPU
+  double stored_bytes = 0;     // per GPU
+};
+
 struct ReplicaSummary {
   ReplicaRole role = ReplicaRole::kAggregated;
   int64_t steps = 0;
@@ -39,6 +54,7 @@ struct ReplicaSummary {
   int max_num_seqs = 0;               // the caps the scheduler ran under (sequences)
   int max_num_batched_tokens = 0;     // tokens per step
   AdmissionCounters admission;
+  HostKvSummary host_kv;
   StepTime op_totals;  // seconds per op over the run
 };
 

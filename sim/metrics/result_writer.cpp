@@ -178,6 +178,19 @@ nlohmann::json replica_json(const ReplicaSummary& r) {
   if (r.role != ReplicaRole::kAggregated) {
     j["role"] = r.role == ReplicaRole::kPrefill ? "prefill" : "decode";
   }
+  if (r.host_kv.blocks > 0) {
+    const HostKvSummary& h = r.host_kv;
+    j["kv_offload"] = {{"host_blocks", h.blocks},
+                       {"host_hit_tokens", h.hit_tokens},
+                       {"host_hit_rate", h.hit_rate},
+                       {"stored_blocks", h.stored_blocks},
+                       {"evicted_blocks", h.evicted_blocks},
+                       {"bandwidth_GBps", h.bandwidth_Bps / 1e9},
+                       {"load_busy_s", h.load_busy_s},
+                       {"store_busy_s", h.store_busy_s},
+                       {"loaded_bytes_per_gpu", h.loaded_bytes},
+                       {"stored_bytes_per_gpu", h.stored_bytes}};
+  }
   return j;
 }
 

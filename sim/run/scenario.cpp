@@ -72,6 +72,26 @@ void read_parallel(JsonObjectReader& r, ParallelConfig& p) {
   r.finish();
 }
 
+// vLLM's --kv-offloading-size / --kv-offloading-backend, and servesim's link bandwidth.
+void read_kv_offload(JsonObjectReader& r, EngineConfig& e) {
+  const std::string backend = r.optional<std::string>("kv_offloading_backend", "native");
+  if (backend != "native") {
+    r.fail("kv_offloading_backend",
+           "only \"native\" (vLLM's OffloadingConnector) is modelled (got \"" + backend + "\")");
+  }
+  if (auto v = optional_number(r, "kv_offloading_size_gib")) {
+    if (!(*v > 0 && *v <= 1e5)) r.fail("kv_offloading_size_gib", "must be in (0, 100000] GiB");
+    e.kv_offloading_size_gib = *v;
+  }
+  if (auto v = optional_number(r, "kv_offloading_bandwidth_GBps")) {
+    if (!e.kv_offloading_size_gib) {
+      r.fail("kv_offloading_bandwidth_GBps", "needs kv_offloading_size_gib");
+    }
+    if (!(*v > 0 && *v <= 1e4)) r.fail("kv_offloading_bandwidth_GBps", "must be in (0, 10000]");
+    e.kv_offloading_bandwidth_Bps = *v * 1e9;
+  }
+}
+
 void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalog) {
   EngineConfig& e = c.engine;
   e.gpu_memory_utilization = r.optional<double>("gpu_memory_utilization", 0.9);
@@ -115,6 +135,7 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
   } else {
     r.raw("num_gpu_blocks_override");
   }
+  read_kv_offload(r, e);
   if (r.has("speculative")) {
     e.speculative =
         SpeculativeConfig::from_json(r.raw("speculative"), r.context() + ".speculative", &catalog);

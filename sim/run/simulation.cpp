@@ -9,6 +9,7 @@
 #include "sim/core/event_loop.h"
 #include "sim/service/service_path.h"
 #include "sim/serving/disaggregated_flow.h"
+#include "sim/serving/host_kv_link.h"
 #include "sim/serving/kv_transfer_link.h"
 #include "sim/serving/replica.h"
 #include "sim/serving/run_report.h"
@@ -25,6 +26,10 @@ constexpr double kNoEvent = std::numeric_limits<double>::infinity();
 // exchange: a request and its error response over loopback through an asyncio client cost
 // about a millisecond.
 constexpr double kMinClientTurnaround_s = 1e-3;
+// KV offload: seconds a host-tier transfer costs beside its bytes: submitting the DMA copy
+// and the worker's seeing it complete. An estimate, the same as the "pcie" KV-transfer
+// preset's (docs/kv-offload.md); no measurement at hand.
+constexpr double kHostKvLatency_s = 10e-6;
 
 }  // namespace
 
@@ -68,6 +73,11 @@ class Simulation::Driver final : public EventHandler,
       replicas_.emplace_back(std::make_unique<Replica>(
           static_cast<int>(num_prefill_) + r, sim.scheduler_config_, *sim.cost_model_, options));
     }
+    if (sim.scheduler_config_.num_host_kv_blocks > 0) {
+      const EngineConfig& e = sim.plan_.engine;
+      const double bandwidth_Bps = e.kv_offloading_bandwidth_Bps.value_or(c.gpu.pcie_Bps);
+      host_links_.assign(replicas_.size(), HostKvLink(bandwidth_Bps, kHostKvLatency_s));
+    }
     loads_.resize(replicas_.size());
     wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
@@ -94,6 +104,10 @@ class Simulation::Driver final : public EventHandler,
       result.replicas.push_back(RunReport::replica_summary(
           replica->scheduler().stats(), replica->scheduler().config(), replica->steps(),
           replica->busy_s(), replica->op_totals(), replica->admission()));
+      if (!host_links_.empty()) {
+        replica->scheduler().host_kv().check_invariants();
+        result.replicas.back().host_kv = host_kv_summary(*replica);
+      }
       if (num_prefill_ > 0) {
         const bool prefill = static_cast<uint32_t>(replica->index()) < num_prefill_;
         result.replicas.back().role = prefill ? ReplicaRole::kPrefill : ReplicaRole::kDecode;
@@ -119,9 +133,7 @@ class Simulation::Driver final : public EventHandler,
         on_arrival();
         break;
       case EventKind::kStepEnd:
-        replicas_[event.target]->end_step(loop_.now_s(), listener_for(event.target));
-        if (service_) service_->on_engine_step_end(loop_.now_s());
-        try_start(event.target);
+        end_step(event.target);
         break;
       case EventKind::kTimeout:
         gather_timer_s_[event.target] = kNoEvent;
@@ -143,6 +155,12 @@ class Simulation::Driver final : public EventHandler,
         break;
       case EventKind::kKvLoaded:
         on_kv_loaded(event.target, event.payload);
+        break;
+      case EventKind::kHostKvLoaded:
+        if (replicas_[event.target]->host_load_done(event.payload)) try_start(event.target);
+        break;
+      case EventKind::kHostKvStored:
+        if (replicas_[event.target]->host_stores_done(event.payload)) try_start(event.target);
         break;
       default:
         throw std::logic_error("simulation: unexpected event kind");
@@ -274,11 +292,59 @@ class Simulation::Driver final : public EventHandler,
     try_start(d);
   }
 
+  void end_step(uint32_t r) {
+    Replica& replica = *replicas_[r];
+    replica.end_step(loop_.now_s(), listener_for(r));
+    if (replica.host_store_blocks() > 0) {
+      // Copied to the host once the step that computed them has run (vLLM 0.11-0.14 submits a
+      // step's stores after its forward pass).
+      const double bytes = static_cast<double>(replica.host_store_blocks()) *
+                           replica.scheduler().config().block_size * sim_.plan_.kv_bytes_per_token;
+      loop_.schedule(host_links_[r].store(loop_.now_s(), bytes), EventKind::kHostKvStored, r,
+                     replica.host_store_step());
+    }
+    if (service_) service_->on_engine_step_end(loop_.now_s());
+    try_start(r);
+  }
+
+  HostKvSummary host_kv_summary(const Replica& replica) const {
+    const SchedulerStats st = replica.scheduler().stats();
+    const HostKvLink& link = host_links_[static_cast<size_t>(replica.index())];
+    HostKvSummary h;
+    h.blocks = st.host_kv_blocks_total;
+    h.hit_tokens = st.host_kv_hit_tokens;
+    h.queried_tokens = replica.scheduler().kv_cache().prefix_stats().queries_tokens +
+                       replica.scheduler().kv_cache().prefix_stats().preempted_queries_tokens;
+    h.hit_rate = h.queried_tokens > 0
+                     ? static_cast<double>(h.hit_tokens) / static_cast<double>(h.queried_tokens)
+                     : 0;
+    h.stored_blocks = st.host_kv_stored_blocks;
+    h.evicted_blocks = st.host_kv_evicted_blocks;
+    h.bandwidth_Bps = link.bandwidth_Bps();
+    h.load_busy_s = link.load_busy_s();
+    h.store_busy_s = link.store_busy_s();
+    h.loaded_bytes = link.loaded_bytes();
+    h.stored_bytes = link.stored_bytes();
+    return h;
+  }
+
+  void start_host_load(uint32_t r, const KvLoad& load) {
+    const double now = loop_.now_s();
+    const double bytes = static_cast<double>(load.num_tokens) * sim_.plan_.kv_bytes_per_token;
+    const double done_s = host_links_[r].load(now, bytes);
+    replicas_[r]->host_load_started(load.request_id, done_s - now);
+    loop_.schedule(done_s, EventKind::kHostKvLoaded, r, load.request_id);
+  }
+
   void start_kv_loads(uint32_t d) {
     const DisaggregationSpec& spec = sim_.config_.disaggregation;
     const double prefill_bytes = sim_.prefill_.plan.kv_bytes_per_token;
     const double decode_bytes = sim_.plan_.kv_bytes_per_token;
     for (const KvLoad& load : replicas_[d]->started_kv_loads()) {
+      if (load.from_host) {
+        start_host_load(d, load);
+        continue;
+      }
       const double now = loop_.now_s();
       flow_.load_started(load.request_id, now);
       const double transfer_s =
@@ -408,7 +474,8 @@ class Simulation::Driver final : public EventHandler,
   DisaggregatedFlow flow_;
   // Disaggregated requests as sent, until handed to a decode instance.
   std::unordered_map<uint64_t, RequestSpec> originals_;
-  std::vector<KvTransferLink> links_;  // per decode instance
+  std::vector<KvTransferLink> links_;   // per decode instance
+  std::vector<HostKvLink> host_links_;  // per replica, with KV offload
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;
@@ -434,6 +501,7 @@ SchedulerConfig scheduler_config_for(const SimulationConfig& config, const Memor
   sc.static_batch_size = config.static_batch_size;
   sc.hash_salt = config.seed;
   sc.num_speculative_tokens = e.speculative ? e.speculative->num_speculative_tokens : 0;
+  sc.num_host_kv_blocks = plan.num_host_kv_blocks;
   sc.validate();
   return sc;
 }
@@ -468,6 +536,11 @@ void Simulation::build_disaggregated() {
     throw ConfigError(
         "disaggregation with parallel.enable_expert_parallel is not modelled yet: simulate the "
         "two apart");
+  }
+  if (d.prefill.engine.kv_offloading_size_gib || d.decode.engine.kv_offloading_size_gib) {
+    throw ConfigError(
+        "disaggregation with kv_offloading_size_gib is not modelled yet: simulate KV offload on "
+        "an aggregated deployment");
   }
   if (config_.batching == SchedulingPolicy::kStatic) {
     throw ConfigError(

@@ -21,7 +21,8 @@ RequestRecord InFlightRequest::to_record(const FinishedRequest& done, int replic
   r.first_scheduled_s = first_scheduled_s;
   r.first_token_s = first_token_s;
   r.finish_s = now_s;
-  r.segments.engine_queue_s = first_scheduled_s - spec.arrival_s;
+  r.segments.engine_queue_s = first_scheduled_s - spec.arrival_s - host_load_s;
+  r.segments.kv_transfer_s = host_load_s;
   r.segments.prefill_s = first_token_s - first_scheduled_s;
   r.segments.decode_s = now_s - first_token_s;
   return r;

@@ -18,6 +18,7 @@ struct InFlightRequest {
   double first_scheduled_s = RequestRecord::kNever;  // seconds on the run's clock
   double first_token_s = RequestRecord::kNever;
   double last_token_s = RequestRecord::kNever;
+  double host_load_s = 0;  // seconds waiting for host-tier KV before first scheduled
 
   // The record of the request as `done` says it left, at now_s, from replica `replica`; a
   // rejected request keeps no times.

@@ -1,5 +1,6 @@
 #include "sim/serving/replica.h"
 
+#include <algorithm>
 #include <string>
 
 #include "sim/serving/run_report.h"
@@ -44,6 +45,8 @@ std::optional<double> Replica::begin_step(double now_s) {
   if (busy_ || !scheduler_.has_unfinished()) return std::nullopt;
   const SchedulerOutput& out = scheduler_.schedule();
   kv_loads_.assign(out.kv_loads.begin(), out.kv_loads.end());
+  host_store_step_ = out.step;
+  host_store_blocks_ = out.num_host_store_blocks;
   if (out.empty()) {
     // Nothing runnable (a static batch gathering); the scheduler still expects an update.
     result_.sampled_token_ids.clear();
@@ -86,12 +89,7 @@ void Replica::end_step(double now_s, ReplicaListener& listener) {
         synthetic_stream_token(t.spec->session, position, options_.vocab_size));
     listener.on_token(*t.spec, t.gap_s);
   }
-  scheduler_.update(out, result_);
-  busy_ = false;
-  current_ = nullptr;
-  ++steps_;
-  busy_s_ += now_s - step_start_s_;
-  for (const FinishedRequest& done : scheduler_.finished()) report_left(done, now_s, listener);
+  close_step(now_s, listener);
 }
 
 void Replica::end_speculative_step(double now_s, ReplicaListener& listener) {
@@ -123,12 +121,43 @@ void Replica::end_speculative_step(double now_s, ReplicaListener& listener) {
       for (int i = 1; i < n; ++i) listener.on_token(*t.spec, std::nullopt);
     }
   }
-  scheduler_.update(out, result_);
+  close_step(now_s, listener);
+}
+
+void Replica::close_step(double now_s, ReplicaListener& listener) {
+  scheduler_.update(*current_, result_);
   busy_ = false;
   current_ = nullptr;
   ++steps_;
   busy_s_ += now_s - step_start_s_;
+  // Transfers that finished during the step are seen at its end (vLLM 0.11: the worker's
+  // get_finished() reports them with the step's output).
+  for (uint64_t id : loads_seen_at_step_end_) scheduler_.finish_kv_load(id);
+  loads_seen_at_step_end_.clear();
+  if (stores_seen_at_step_end_ > 0) scheduler_.complete_host_stores(stores_seen_at_step_end_);
+  stores_seen_at_step_end_ = 0;
   for (const FinishedRequest& done : scheduler_.finished()) report_left(done, now_s, listener);
+}
+
+void Replica::host_load_started(uint64_t id, double load_s) {
+  ledger_.on_host_load(id, load_s);
+}
+
+bool Replica::host_load_done(uint64_t id) {
+  if (busy_) {
+    loads_seen_at_step_end_.push_back(id);
+    return false;
+  }
+  return scheduler_.finish_kv_load(id);
+}
+
+bool Replica::host_stores_done(uint64_t step) {
+  if (busy_) {
+    stores_seen_at_step_end_ = std::max(stores_seen_at_step_end_, step);
+    return false;
+  }
+  scheduler_.complete_host_stores(step);
+  return true;
 }
 
 void Replica::report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener) {

@@ -78,6 +78,17 @@ class Replica {
   // Applies the step begun last, which ends at now_s. REQUIRES: busy().
   void end_step(double now_s, ReplicaListener& listener);
 
+  // KV offload. The blocks the step begun last copies to the host tier once it ends (0 for
+  // none) and that step's number, for host_stores_done().
+  int host_store_blocks() const { return host_store_blocks_; }
+  uint64_t host_store_step() const { return host_store_step_; }
+  // A from_host load of started_kv_loads() takes load_s seconds (its record's kv_transfer).
+  void host_load_started(uint64_t id, double load_s);
+  // The host link finished a load, or the stores of step `step` and before. Seen at once when
+  // idle (true: the scheduler may have work, start a step), else at the running step's end.
+  bool host_load_done(uint64_t id);
+  bool host_stores_done(uint64_t step);
+
   bool busy() const { return busy_; }
   bool has_unfinished() const { return scheduler_.has_unfinished(); }
   ReplicaLoad load() const;
@@ -99,6 +110,8 @@ class Replica {
  private:
   // end_step() under speculative decoding: accepted runs, one streamed chunk per step.
   void end_speculative_step(double now_s, ReplicaListener& listener);
+  // The end shared by both end_step() paths: update, transfers seen, requests reported.
+  void close_step(double now_s, ReplicaListener& listener);
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
 
   int index_;
@@ -109,6 +122,10 @@ class Replica {
   const SchedulerOutput* current_ = nullptr;
   StepResult result_;
   std::vector<KvLoad> kv_loads_;
+  uint64_t host_store_step_ = 0;
+  int host_store_blocks_ = 0;
+  std::vector<uint64_t> loads_seen_at_step_end_;
+  uint64_t stores_seen_at_step_end_ = 0;
   bool busy_ = false;
   double step_start_s_ = 0;
   int last_step_tokens_ = 0;

@@ -40,6 +40,12 @@ void RequestLedger::on_scheduled(uint64_t id, bool is_prefill, double start_s) {
   }
 }
 
+void RequestLedger::on_host_load(uint64_t id, double load_s) {
+  const auto it = in_flight_.find(id);
+  if (it == in_flight_.end() || !std::isnan(it->second.first_scheduled_s)) return;
+  it->second.host_load_s += load_s;
+}
+
 RequestLedger::TokenTime RequestLedger::on_token(uint64_t id, double now_s) {
   auto it = in_flight_.find(id);
   if (it == in_flight_.end()) return {};

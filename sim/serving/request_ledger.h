@@ -37,6 +37,10 @@ class RequestLedger {
   // scheduling. Unknown ids are ignored.
   void on_scheduled(uint64_t id, bool is_prefill, double start_s);
 
+  // KV offload: request `id` waits load_s seconds for KV from the host tier; before its first
+  // scheduling that wait is its record's kv_transfer segment, not engine queue. Unknown ids
+  // are ignored.
+  void on_host_load(uint64_t id, double load_s);
   // Request `id` produced a token at now_s. One lookup per token (this is the simulator's
   // hottest path): the request's spec (nullptr for an unknown id) and the gap since its
   // previous token (nullopt for its first).

@@ -204,6 +204,18 @@ void disaggregation(uint64_t seed, nlohmann::json& s) {
   if (s["engine"]["batching"] == "static") s["engine"]["batching"] = "continuous";
 }
 
+// KV-cache offload for a quarter of the aggregated deployments that can take it (prefix
+// caching on, not static), small tiers included so that the host tier evicts; a stream of its
+// own keeps the other draws as they were.
+void kv_offload(uint64_t seed, nlohmann::json& s) {
+  Rng rng(seed ^ 0x6f66666c6f6164ULL);
+  if (!chance(rng, 0.25) || s.contains("disaggregation")) return;
+  nlohmann::json& e = s["engine"];
+  if (!e["enable_prefix_caching"].get<bool>() || e["batching"] == "static") return;
+  e["kv_offloading_size_gib"] = pick<double>(rng, {0.25, 2.0, 32.0});
+  if (chance(rng, 0.3)) e["kv_offloading_bandwidth_GBps"] = pick<double>(rng, {1.0, 25.0});
+}
+
 }  // namespace
 
 DrawnScenario random_scenario(uint64_t seed) {
@@ -227,6 +239,7 @@ DrawnScenario random_scenario(uint64_t seed) {
   s["seed"] = static_cast<int64_t>(rng.uniform_int(0, 1 << 30));
   s["metrics"] = {{"sample_interval_s", pick<double>(rng, {0.0, 0.5, 5.0})}};
   disaggregation(seed, s);
+  kv_offload(seed, s);
   return d;
 }
 
