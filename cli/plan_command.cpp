@@ -103,6 +103,12 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   p.tp = o.tp;
   p.pp = o.pp;
   p.max_num_seqs = o.max_num_seqs;
+  for (double gib : o.kv_offloading_sizes) {
+    if (!(gib >= 0 && gib <= 1e5)) {
+      throw ConfigError("--kv-offloading-size: each size must be in [0, 100000] GiB (0 = none)");
+    }
+  }
+  p.kv_offloading_sizes = o.kv_offloading_sizes;
   p.max_gpus = o.max_gpus;
   p.max_budget_per_hour = o.max_budget_per_hour;
   p.top_k = o.top;
@@ -170,6 +176,10 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_option("--pp", o.pp, "Pipeline-parallel sizes (default: the scenario's)")
       ->delimiter(',');
   cmd->add_option("--max-num-seqs", o.max_num_seqs, "max_num_seqs values (default: the scenario's)")
+      ->delimiter(',');
+  cmd->add_option("--kv-offloading-size", o.kv_offloading_sizes,
+                  "Host KV tier sizes to search, GiB, 0 = none (vLLM --kv-offloading-size; "
+                  "default: the scenario's)")
       ->delimiter(',');
   cmd->add_option("--max-gpus", o.max_gpus, "Most GPUs the whole deployment may use");
   cmd->add_option("--max-budget-per-hour", o.max_budget_per_hour,

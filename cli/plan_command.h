@@ -33,6 +33,7 @@ struct PlanCommandOptions {
   std::vector<int> tp;
   std::vector<int> pp;
   std::vector<int> max_num_seqs;
+  std::vector<double> kv_offloading_sizes;  // GiB; 0 = none; empty: the scenario's
   std::optional<int> max_gpus;
   std::optional<double> max_budget_per_hour;
   std::vector<std::string> fixed;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,7 @@ struct ParallelAxes {
   std::vector<int> pps;
   std::vector<ExpertPlacement> placements;
   std::vector<int> seqs;  // max_num_seqs values; 0 takes vLLM's default for the GPU
+  std::vector<std::optional<double>> offload;  // host KV tier, GiB; nullopt = none
 };
 
 std::vector<HardwareSpec> gpu_axis(const PlanState& state) {
@@ -75,6 +77,13 @@ ParallelAxes parallel_axes(const PlanState& state) {
   axes.pps = o.pp.empty() ? std::vector<int>{base.parallel.pp} : o.pp;
   axes.placements = expert_placements(state);
   axes.seqs = o.max_num_seqs.empty() ? std::vector<int>{base.engine.max_num_seqs} : o.max_num_seqs;
+  if (o.kv_offloading_sizes.empty()) {
+    axes.offload = {base.engine.kv_offloading_size_gib};
+  } else {
+    for (double gib : o.kv_offloading_sizes) {
+      axes.offload.push_back(gib > 0 ? std::optional<double>(gib) : std::nullopt);
+    }
+  }
   return axes;
 }
 
@@ -135,7 +144,7 @@ MemoryPlan prune(PlanCandidate& c, const ModelSpec& model, const HardwareSpec& g
 }
 
 void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement placement,
-                   int max_num_seqs) {
+                   int max_num_seqs, std::optional<double> offload_gib) {
   const HardwareSpec& gpu = state.gpus[g];
   PlanCandidate c;
   c.gpu = gpu.name;
@@ -147,6 +156,8 @@ void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement p
   c.price_per_gpu_hour = gpu.price_per_hour_usd;
   EngineConfig engine = state.scenario.config.engine;
   engine.max_num_seqs = max_num_seqs;
+  engine.kv_offloading_size_gib = offload_gib;
+  if (!offload_gib) engine.kv_offloading_bandwidth_Bps.reset();
   MemoryPlan mp = prune(c, state.scenario.config.model, gpu, engine);
   c.replicas = 1;
   c.total_gpus = c.gpus_per_replica;
@@ -168,7 +179,9 @@ void enumerate_candidates(PlanState& state) {
       for (int pp : axes.pps) {
         for (const ExpertPlacement& placement : axes.placements) {
           for (int max_num_seqs : axes.seqs) {
-            add_candidate(state, g, tp, pp, placement, max_num_seqs);
+            for (const std::optional<double>& offload : axes.offload) {
+              add_candidate(state, g, tp, pp, placement, max_num_seqs, offload);
+            }
           }
         }
       }

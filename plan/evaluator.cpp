@@ -38,6 +38,8 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate&
   cfg.parallel.dp = c.expert_parallel ? c.dp : replicas;
   cfg.parallel.servers = c.expert_parallel ? replicas : 1;
   cfg.engine.max_num_seqs = c.max_num_seqs;
+  cfg.engine.kv_offloading_size_gib = c.engine.kv_offloading_size_gib;
+  cfg.engine.kv_offloading_bandwidth_Bps = c.engine.kv_offloading_bandwidth_Bps;
   cap_kv_blocks(cfg, c);
   cfg.metrics.price_per_gpu_hour = 0;  // each GPU's own catalog price
   cfg.sample_interval_s = 0;

@@ -32,17 +32,21 @@ std::string ms(double seconds, const char* format) {
 }
 
 nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
-  nlohmann::json row = {{"rank", rank},
-                        {"gpu", c.gpu},
-                        {"tp", c.tp},
-                        {"pp", c.pp},
-                        {"expert_parallel", c.expert_parallel},
-                        {"dp", c.dp},
-                        {"max_num_seqs", c.max_num_seqs},
-                        {"status", candidate_status_name(c.status)},
-                        {"limit", c.limit},
-                        {"reason", c.reason},
-                        {"evaluations", c.evaluations}};
+  nlohmann::json row = {
+      {"rank", rank},
+      {"gpu", c.gpu},
+      {"tp", c.tp},
+      {"pp", c.pp},
+      {"expert_parallel", c.expert_parallel},
+      {"dp", c.dp},
+      {"max_num_seqs", c.max_num_seqs},
+      {"kv_offloading_size_gib", c.engine.kv_offloading_size_gib
+                                     ? nlohmann::json(*c.engine.kv_offloading_size_gib)
+                                     : nlohmann::json()},
+      {"status", candidate_status_name(c.status)},
+      {"limit", c.limit},
+      {"reason", c.reason},
+      {"evaluations", c.evaluations}};
   const bool sized =
       c.status == CandidateStatus::kFeasible || c.status == CandidateStatus::kOverLimits;
   if (sized && c.sustained > 0) {
@@ -103,6 +107,12 @@ std::string expert_parallel_label(const PlanCandidate& c) {
   return " EP" + std::to_string(c.tp * c.dp) + " (DP" + std::to_string(c.dp) + ")";
 }
 
+// " +64 GiB host KV" for a candidate with a KV offload tier, else "".
+std::string offload_label(const PlanCandidate& c) {
+  if (!c.engine.kv_offloading_size_gib) return "";
+  return format_number(" +%g GiB host KV", *c.engine.kv_offloading_size_gib);
+}
+
 // Nothing is feasible: the closest candidates (at least one) and what each would need.
 std::string closest_text(const PlanReport& r, size_t rows) {
   std::string out = "No candidate meets the SLOs within the limits. Closest candidates:\n";
@@ -111,8 +121,8 @@ std::string closest_text(const PlanReport& r, size_t rows) {
     if (shown == std::max<size_t>(rows, 1)) break;
     ++shown;
     out += "  " + c.gpu + " TP" + std::to_string(c.tp) + " PP" + std::to_string(c.pp) +
-           expert_parallel_label(c) + " max_num_seqs " + std::to_string(c.max_num_seqs) + ": " +
-           c.reason + "\n";
+           expert_parallel_label(c) + offload_label(c) + " max_num_seqs " +
+           std::to_string(c.max_num_seqs) + ": " + c.reason + "\n";
     if (!c.suggestion.empty()) out += "      would need: " + c.suggestion + "\n";
   }
   return out;
@@ -133,13 +143,14 @@ std::string ranked_rows(const PlanReport& r, size_t rows) {
     ++shown;
     const MetricsSummary& m = c.predicted;
     std::snprintf(line, sizeof line,
-                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s\n",
+                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s%s\n",
                   k + 1, c.gpu.c_str(), c.tp, c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
                   c.cost_per_hour, c.usd_per_million_tokens, ms(m.ttft.p50_s, "%.1f").c_str(),
                   ms(m.ttft.p99_s, "%.1f").c_str(), ms(m.tpot.p50_s, "%.2f").c_str(),
                   ms(m.tpot.p99_s, "%.2f").c_str(), c.headroom * 100, c.limit.c_str(),
                   c.verified ? "" : " (not verified)",
-                  c.expert_parallel ? (" |" + expert_parallel_label(c)).c_str() : "");
+                  c.expert_parallel ? (" |" + expert_parallel_label(c)).c_str() : "",
+                  c.engine.kv_offloading_size_gib ? (" |" + offload_label(c)).c_str() : "");
     out += line;
   }
   return out;
@@ -207,6 +218,10 @@ std::string PlanReport::vllm_command() const {
   if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
   if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
   if (e.speculative) cmd += " --speculative-config '" + e.speculative->vllm_json().dump() + "'";
+  if (e.kv_offloading_size_gib) {
+    cmd += format_number(" --kv-offloading-size %g", *e.kv_offloading_size_gib) +
+           " --kv-offloading-backend native";
+  }
   return cmd;
 }
 

@@ -52,15 +52,18 @@ struct PlanOptions {
   // it (the CLI builds one from --model/--input-len/--output-len). Relative paths in it
   // resolve against the working directory.
   nlohmann::json scenario;
-  std::vector<std::string> fixed;             // scenario overrides applied first (--fix key=value)
-  PlanLoad load = PlanLoad::kQps;             // what target_load counts
-  double target_load = 0;                     // requests/s, or concurrent clients
-  std::vector<SloTarget> slos;                // empty: the scenario's slo block, read as p99
-  double max_error_rate = 0;                  // fraction of requests rejected or timed out
-  std::vector<std::string> gpus;              // catalog names or files; empty: the whole catalog
-  std::vector<int> tp;                        // empty: 1, 2, 4, 8 (or the fixed value)
-  std::vector<int> pp;                        // empty: the scenario's
-  std::vector<int> max_num_seqs;              // empty: the scenario's (vLLM's default if unset)
+  std::vector<std::string> fixed;  // scenario overrides applied first (--fix key=value)
+  PlanLoad load = PlanLoad::kQps;  // what target_load counts
+  double target_load = 0;          // requests/s, or concurrent clients
+  std::vector<SloTarget> slos;     // empty: the scenario's slo block, read as p99
+  double max_error_rate = 0;       // fraction of requests rejected or timed out
+  std::vector<std::string> gpus;   // catalog names or files; empty: the whole catalog
+  std::vector<int> tp;             // empty: 1, 2, 4, 8 (or the fixed value)
+  std::vector<int> pp;             // empty: the scenario's
+  std::vector<int> max_num_seqs;   // empty: the scenario's (vLLM's default if unset)
+  // KV offload: host-tier sizes to search, GiB (vLLM --kv-offloading-size); 0 = no offload.
+  // Empty: the scenario's.
+  std::vector<double> kv_offloading_sizes;
   std::optional<int> max_gpus;                // whole deployment
   std::optional<double> max_budget_per_hour;  // dollars per hour, whole deployment
   int top_k = 3;                              // candidates verified with a full-cluster simulation

@@ -250,6 +250,40 @@ void expect_one_line_error(const PlanOptions& o, const std::string& fragment) {
   }
 }
 
+// KV offload as a searched knob: the chat scenario whose histories outgrow one L4's KV cache
+// sustains more load per GPU with a 64 GiB host tier, so that candidate wins and its vllm serve
+// line carries the flag.
+TEST(Planner, SearchesTheHostKvTierAsAKnob) {
+  PlanOptions o;
+  o.scenario_path = SERVESIM_SOURCE_DIR "/configs/scenarios/kv-offload-chat.json";
+  o.target_load = 0.4;  // requests/s
+  o.slos = {parse_slo_target("ttft:p90=2")};
+  o.gpus = {"L4"};
+  o.tp = {1};
+  o.kv_offloading_sizes = {0, 64};
+  o.requests = 400;
+  o.top_k = 2;
+  o.threads = 1;
+  const PlanReport r = plan(o, Catalog());
+  ASSERT_EQ(r.enumerated, 2u);
+  ASSERT_TRUE(r.feasible());
+  const PlanCandidate* with = nullptr;
+  const PlanCandidate* without = nullptr;
+  for (const PlanCandidate& c : r.candidates) {
+    (c.engine.kv_offloading_size_gib ? with : without) = &c;
+  }
+  ASSERT_NE(with, nullptr);
+  ASSERT_NE(without, nullptr);
+  EXPECT_EQ(*with->engine.kv_offloading_size_gib, 64);
+  EXPECT_GT(with->sustained, without->sustained);
+  EXPECT_LE(with->total_gpus, without->total_gpus);
+  EXPECT_TRUE(r.candidates.front().engine.kv_offloading_size_gib.has_value());
+  const std::string cmd = r.vllm_command();
+  EXPECT_NE(cmd.find("--kv-offloading-size 64 --kv-offloading-backend native"), std::string::npos)
+      << cmd;
+  EXPECT_NE(r.to_table(10).find("+64 GiB host KV"), std::string::npos);
+}
+
 TEST(Planner, BadInputsAreOneLineErrors) {
   PlanOptions o = small_plan();
   o.tp = {3};  // Llama-2-7B's 32 heads do not split three ways
