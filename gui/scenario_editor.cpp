@@ -141,6 +141,17 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   add_field("engine.enable_prefix_caching", prefix,
             {QStringLiteral("enable_prefix_caching"), QStringLiteral("--enable-prefix-caching")});
 
+  // KV offload: 0 ("none") removes the key, so the scenario runs without a host tier.
+  QDoubleSpinBox* offload = double_box(0.0, 1e5, 16, 1);
+  offload->setSuffix(tr(" GiB"));
+  offload->setSpecialValueText(tr("none"));
+  offload->setToolTip(
+      tr("engine.kv_offloading_size_gib: host memory for offloaded KV blocks, summed over the "
+         "TP x PP ranks (vLLM --kv-offloading-size)"));
+  form->addRow(tr("&KV offload"), offload);
+  add_field("engine.kv_offloading_size_gib", offload,
+            {QStringLiteral("kv_offloading"), QStringLiteral("--kv-offloading-size")});
+
   auto* workload_box = new QGroupBox(tr("Workload"), this);
   auto* workload = new QFormLayout(workload_box);
   workload->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);

@@ -172,6 +172,16 @@ class MainWindowTest : public QObject {
     auto* tp = qobject_cast<QSpinBox*>(w.editor()->field("parallel.tensor_parallel_size"));
     tp->setValue(2);
     QCOMPARE(w.memory_model()->plan()->parallel.tp, 2);
+    auto* offload =
+        qobject_cast<QDoubleSpinBox*>(w.editor()->field("engine.kv_offloading_size_gib"));
+    QCOMPARE(offload->text(), QString("none"));
+    offload->setValue(64);
+    QCOMPARE(w.document()->value("engine.kv_offloading_size_gib")->get<double>(), 64.0);
+    QVERIFY(w.memory_model()->plan()->num_host_kv_blocks > 0);
+    offload->setValue(0);
+    QVERIFY(!w.document()->value("engine.kv_offloading_size_gib"));
+    QCOMPARE(w.memory_model()->plan()->num_host_kv_blocks, int64_t{0});
+
     auto* prefix = qobject_cast<QCheckBox*>(w.editor()->field("engine.enable_prefix_caching"));
     prefix->setChecked(false);
     QCOMPARE(w.document()->value("engine.enable_prefix_caching")->get<bool>(), false);
