@@ -9,11 +9,8 @@
 #include <cmath>
 #include <vector>
 
-#include "models/catalog.h"
-#include "models/config_error.h"
 #include "models/memory_plan.h"
-#include "sim/run/scenario.h"
-#include "sim/run/simulation.h"
+#include "service_test_run.h"
 #include "sim/serving/host_kv_link.h"
 
 namespace servesim {
@@ -44,14 +41,8 @@ nlohmann::json scenario() {
 
 SimulationConfig config_of(nlohmann::json j, const std::vector<std::string>& overrides = {}) {
   apply_overrides(j, overrides);
-  return parse_scenario(j, "", "test", Catalog()).config;
+  return testing::config_of(j);
 }
-
-class Records final : public Observer {
- public:
-  void on_request_done(const RequestRecord& r) override { records.push_back(r); }
-  std::vector<RequestRecord> records;
-};
 
 struct RunOutcome {
   SimulationResult result;
@@ -59,11 +50,10 @@ struct RunOutcome {
 };
 
 RunOutcome run(const SimulationConfig& c) {
-  Simulation sim(c);
-  Records observer;
+  testing::Records records;
   RunOutcome r;
-  r.result = sim.run(observer);
-  r.records = std::move(observer.records);
+  r.result = testing::run(c, &records);
+  r.records = std::move(records.all);
   return r;
 }
 
