@@ -129,17 +129,14 @@ void print_kv_offload(const MemoryPlan& plan, const SimulationResult& result) {
     all.bandwidth_Bps = r.host_kv.bandwidth_Bps;
   }
   const double link_s = result.simulated_s * static_cast<double>(result.replicas.size());
-  const double queried = static_cast<double>(all.queried_tokens);
   std::printf(
       "  KV offload: host tier %.1f GiB per GPU, %lld tokens per replica, PCIe %.0f GB/s; "
       "%.1f%% of the tokens looked up loaded from it, %lld blocks stored, %lld evicted; link busy "
       "%.1f%% loading, %.1f%% storing\n",
       static_cast<double>(plan.host_kv_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0),
       static_cast<long long>(plan.num_host_kv_blocks * plan.engine.block_size),
-      all.bandwidth_Bps / 1e9,
-      queried > 0 ? 100.0 * static_cast<double>(all.hit_tokens) / queried : 0,
-      static_cast<long long>(all.stored_blocks), static_cast<long long>(all.evicted_blocks),
-      link_s > 0 ? 100 * all.load_busy_s / link_s : 0,
+      all.bandwidth_Bps / 1e9, 100.0 * all.hit_rate(), static_cast<long long>(all.stored_blocks),
+      static_cast<long long>(all.evicted_blocks), link_s > 0 ? 100 * all.load_busy_s / link_s : 0,
       link_s > 0 ? 100 * all.store_busy_s / link_s : 0);
 }
 

@@ -117,10 +117,8 @@ bool Scheduler::add_request(Request request) {
   seq.kv_transfer = request.kv_transfer;
   seq.kv_held = false;
   seq.num_host_offered_blocks = 0;
-  seq.host_load_first_block = 0;
   seq.host_load_blocks = 0;
   seq.last_host_store_step = 0;
-  seq.held_for_store = false;
   seq.skip_host_load = false;
   seq.kv.reset(mix64(config_.hash_salt) ^ request.cache_salt);
   seq.kv.block_ids.reserve(static_cast<size_t>(blocks));
@@ -421,7 +419,6 @@ bool Scheduler::start_host_load(int32_t s, int hit, bool& blocked) {
     seq.num_cached_prompt_tokens = hit + to_load;
   }
   seq.num_computed_tokens = hit;
-  seq.host_load_first_block = first;
   seq.host_load_blocks = hits;
   host_.pin(after_hit.first(static_cast<size_t>(hits)));
   // Blocks loaded from the host are there already (vLLM sets _next_stored_block_idx past them).
@@ -436,7 +433,7 @@ bool Scheduler::start_host_load(int32_t s, int hit, bool& blocked) {
 void Scheduler::unpin_host_load(Sequence& seq) {
   if (seq.host_load_blocks == 0) return;
   host_.unpin(std::span<const BlockHash>(seq.kv.block_hashes)
-                  .subspan(static_cast<size_t>(seq.host_load_first_block),
+                  .subspan(static_cast<size_t>(seq.num_computed_tokens / kv_.block_size()),
                            static_cast<size_t>(seq.host_load_blocks)));
   seq.host_load_blocks = 0;
 }
@@ -495,7 +492,7 @@ void Scheduler::complete_host_stores(uint64_t step) {
   size_t kept = 0;
   for (const auto& [s, id] : held_for_store_) {
     const Sequence& seq = slab_[s];
-    if (seq.request_id != id || !seq.kv_held || !seq.held_for_store) continue;  // freed already
+    if (seq.request_id != id || !seq.kv_held) continue;  // freed already
     if (seq.last_host_store_step <= host_stores_done_step_) {
       release_kv(id);
     } else {
@@ -526,8 +523,9 @@ bool Scheduler::finish_kv_load(uint64_t request_id) {
   if (seq.status != RequestStatus::kWaitingForRemoteKv) return false;
   --num_loading_kv_;
   if (seq.host_load_blocks > 0) {
-    seq.num_computed_tokens = (seq.host_load_first_block + seq.host_load_blocks) * kv_.block_size();
+    const int loaded = seq.host_load_blocks * kv_.block_size();
     unpin_host_load(seq);
+    seq.num_computed_tokens += loaded;
   } else {
     // vLLM 0.11 _update_waiting_for_remote_kv: a prompt loaded whole has its last token
     // recomputed, which samples the first output token.
@@ -574,7 +572,6 @@ bool Scheduler::release_kv(uint64_t request_id) {
   Sequence& seq = slab_[s];
   kv_.free(seq.kv);
   seq.kv_held = false;
-  seq.held_for_store = false;
   --num_held_kv_;
   id_to_slot_.erase(request_id);
   release_slot(s);
@@ -768,7 +765,6 @@ void Scheduler::finish(int32_t s, FinishReason reason) {
     ++num_held_kv_;
     if (store_pending && seq.kv_transfer != KvTransfer::kSendAfterFinish) {
       // vLLM 0.11 OffloadingConnector.request_finished: freed once its stores are done.
-      seq.held_for_store = true;
       held_for_store_.emplace_back(s, seq.request_id);
     }
     return;

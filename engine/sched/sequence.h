@@ -39,13 +39,12 @@ struct Sequence {
   // (vLLM Request.spec_token_ids); empty otherwise, and cleared by preemption.
   std::vector<int32_t> spec_token_ids;
   // KV offload: full blocks offered to the host tier so far (vLLM's _next_stored_block_idx),
-  // the host blocks a load in flight reads (pinned), the last step whose stores read this
-  // sequence's blocks, and whether its finish waits for them (vLLM delays the free).
+  // the host blocks a load in flight reads (pinned; they follow the num_computed_tokens of the
+  // GPU hit), and the last step whose stores read this sequence's blocks (a finished sequence
+  // keeps its blocks until they are done: vLLM delays the free).
   int num_host_offered_blocks = 0;
-  int host_load_first_block = 0;
   int host_load_blocks = 0;
   uint64_t last_host_store_step = 0;
-  bool held_for_store = false;
   // Gave up its loaded blocks (Scheduler::release_waiting_blocks): computes at its next
   // admission instead of loading again, which could repeat the same standstill.
   bool skip_host_load = false;

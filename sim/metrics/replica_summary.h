@@ -33,7 +33,6 @@ struct HostKvSummary {
   int64_t blocks = 0;          // host blocks (num_host_kv_blocks)
   int64_t hit_tokens = 0;      // prompt tokens loaded from the host instead of computed
   int64_t queried_tokens = 0;  // prompt tokens looked up at admissions (first and later)
-  double hit_rate = 0;         // hit_tokens over queried_tokens
   int64_t stored_blocks = 0;   // blocks copied to the host
   int64_t evicted_blocks = 0;  // host blocks reused for other content
   double bandwidth_Bps = 0;    // the link's bytes/s per direction, per GPU
@@ -41,6 +40,12 @@ struct HostKvSummary {
   double store_busy_s = 0;     // seconds it spent storing (GPU to host)
   double loaded_bytes = 0;     // per GPU
   double stored_bytes = 0;     // per GPU
+
+  double hit_rate() const {  // hit_tokens over queried_tokens
+    return queried_tokens > 0
+               ? static_cast<double>(hit_tokens) / static_cast<double>(queried_tokens)
+               : 0;
+  }
 };
 
 struct ReplicaSummary {

@@ -182,7 +182,7 @@ nlohmann::json replica_json(const ReplicaSummary& r) {
     const HostKvSummary& h = r.host_kv;
     j["kv_offload"] = {{"host_blocks", h.blocks},
                        {"host_hit_tokens", h.hit_tokens},
-                       {"host_hit_rate", h.hit_rate},
+                       {"host_hit_rate", h.hit_rate()},
                        {"stored_blocks", h.stored_blocks},
                        {"evicted_blocks", h.evicted_blocks},
                        {"bandwidth_GBps", h.bandwidth_Bps / 1e9},

@@ -74,9 +74,8 @@ class Simulation::Driver final : public EventHandler,
           static_cast<int>(num_prefill_) + r, sim.scheduler_config_, *sim.cost_model_, options));
     }
     if (sim.scheduler_config_.num_host_kv_blocks > 0) {
-      const EngineConfig& e = sim.plan_.engine;
-      const double bandwidth_Bps = e.kv_offloading_bandwidth_Bps.value_or(c.gpu.pcie_Bps);
-      host_links_.assign(replicas_.size(), HostKvLink(bandwidth_Bps, kHostKvLatency_s));
+      host_links_.assign(replicas_.size(),
+                         HostKvLink(sim.host_kv_bandwidth_Bps(), kHostKvLatency_s));
     }
     loads_.resize(replicas_.size());
     wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
@@ -315,9 +314,6 @@ class Simulation::Driver final : public EventHandler,
     h.hit_tokens = st.host_kv_hit_tokens;
     h.queried_tokens = replica.scheduler().kv_cache().prefix_stats().queries_tokens +
                        replica.scheduler().kv_cache().prefix_stats().preempted_queries_tokens;
-    h.hit_rate = h.queried_tokens > 0
-                     ? static_cast<double>(h.hit_tokens) / static_cast<double>(h.queried_tokens)
-                     : 0;
     h.stored_blocks = st.host_kv_stored_blocks;
     h.evicted_blocks = st.host_kv_evicted_blocks;
     h.bandwidth_Bps = link.bandwidth_Bps();
@@ -584,9 +580,18 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
     }
   }
   check_run_settings(config_);
+  if (plan_.num_host_kv_blocks > 0 && !(host_kv_bandwidth_Bps() > 0)) {
+    throw ConfigError(
+        "engine.kv_offloading_size_gib: GPU " + config_.gpu.name +
+        " has no PCIe bandwidth (pcie_gbs 0); set engine.kv_offloading_bandwidth_GBps");
+  }
   if (config_.workload.kind == WorkloadKind::kAgent) {
     parse_agent_workload(config_.workload, agent_limits());
   }
+}
+
+double Simulation::host_kv_bandwidth_Bps() const {
+  return plan_.engine.kv_offloading_bandwidth_Bps.value_or(config_.gpu.pcie_Bps);
 }
 
 AgentLimits Simulation::agent_limits() const {

@@ -113,6 +113,9 @@ class Simulation {
   const SchedulerConfig& prefill_scheduler_config() const { return prefill_.scheduler; }
   // What an agent workload's llm steps are checked against: this deployment.
   AgentLimits agent_limits() const;
+  // KV offload: bytes/s per direction of each GPU's host link
+  // (engine.kv_offloading_bandwidth_GBps, else the GPU's PCIe figure).
+  double host_kv_bandwidth_Bps() const;
 
   SimulationResult run(Observer& observer);
 

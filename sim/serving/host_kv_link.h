@@ -28,7 +28,6 @@ class HostKvLink {
   double loaded_bytes() const { return loads_.bytes; }  // per GPU
   double stored_bytes() const { return stores_.bytes; }
   int64_t num_loads() const { return loads_.count; }
-  int64_t num_stores() const { return stores_.count; }
 
  private:
   struct Direction {

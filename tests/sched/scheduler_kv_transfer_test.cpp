@@ -3,10 +3,10 @@
 // for finish_kv_load() and then samples the first token after recomputing one prompt token.
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <vector>
 
 #include "engine/sched/scheduler.h"
+#include "scheduler_test_util.h"
 
 namespace servesim {
 namespace {
@@ -22,27 +22,14 @@ SchedulerConfig config(int64_t blocks = 100) {
 }
 
 Request request(uint64_t id, int prompt_len, int max_output, KvTransfer transfer) {
-  Request r;
-  r.id = id;
-  r.prompt_token_ids.resize(static_cast<size_t>(prompt_len));
-  std::iota(r.prompt_token_ids.begin(), r.prompt_token_ids.end(), static_cast<int32_t>(id * 1000));
-  r.max_output_tokens = max_output;
-  r.ignore_eos = true;
+  Request r =
+      testing::consecutive_request(id, prompt_len, max_output, static_cast<int32_t>(id * 1000));
   r.kv_transfer = transfer;
   return r;
 }
 
-// One schedule() + update() sampling token 7 for every sampling sequence; returns the output's
-// copy (sequences and kv_loads) as it was before update().
 SchedulerOutput step(Scheduler& s) {
-  const SchedulerOutput& out = s.schedule();
-  SchedulerOutput copy = out;
-  StepResult r;
-  for (const ScheduledSequence& e : out.sequences) {
-    if (e.samples) r.sampled_token_ids.push_back(7);
-  }
-  s.update(out, r);
-  return copy;
+  return testing::step_sampling(s);
 }
 
 TEST(SchedulerKvTransfer, PrefillInstanceHoldsBlocksUntilReleased) {

@@ -4,11 +4,11 @@
 // stores are done; preemption recovers through the host tier.
 #include <gtest/gtest.h>
 
-#include <numeric>
 #include <vector>
 
 #include "engine/sched/scheduler.h"
 #include "models/config_error.h"
+#include "scheduler_test_util.h"
 
 namespace servesim {
 namespace {
@@ -24,26 +24,12 @@ SchedulerConfig config(int64_t gpu_blocks, int64_t host_blocks) {
   return c;
 }
 
-// Tokens base, base + 1, ...: requests with the same base share their prompt.
 Request request(uint64_t id, int prompt_len, int max_output, int32_t base) {
-  Request r;
-  r.id = id;
-  r.prompt_token_ids.resize(static_cast<size_t>(prompt_len));
-  std::iota(r.prompt_token_ids.begin(), r.prompt_token_ids.end(), base);
-  r.max_output_tokens = max_output;
-  r.ignore_eos = true;
-  return r;
+  return testing::consecutive_request(id, prompt_len, max_output, base);
 }
 
 SchedulerOutput step(Scheduler& s) {
-  const SchedulerOutput& out = s.schedule();
-  SchedulerOutput copy = out;
-  StepResult r;
-  for (const ScheduledSequence& e : out.sequences) {
-    if (e.samples) r.sampled_token_ids.push_back(7);
-  }
-  s.update(out, r);
-  return copy;
+  return testing::step_sampling(s);
 }
 
 // Runs steps, completing each step's host stores at once, until nothing is live.

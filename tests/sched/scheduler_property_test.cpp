@@ -258,7 +258,7 @@ uint64_t run_workload(uint64_t seed, Coverage* coverage = nullptr) {
         // The copy from the host: the blocks hold the sequence's own tokens, and no one else
         // references them while they are written.
         const std::vector<int32_t>& t = tokens.at(it->second);
-        const int from = q->host_load_first_block * c.block_size;
+        const int from = q->num_computed_tokens;  // the GPU hit, whole blocks
         const int to = from + q->host_load_blocks * c.block_size;
         for (int pos = from; pos < to; ++pos) {
           const int32_t b = q->kv.block_ids.at(static_cast<size_t>(pos / c.block_size));

@@ -163,6 +163,17 @@ TEST(KvOffload, BadSettingsAreOneLineErrors) {
   EXPECT_THAT(error_of(j, {"engine.kv_offloading_size_gib=0.000001"}),
               HasSubstr("holds no KV block"));
   EXPECT_THAT(error_of(j, {"engine.batching=\"static\""}), HasSubstr("static"));
+  // A GPU file with NVLink but "pcie_gbs": 0 (with neither, the comm model refuses it first).
+  SimulationConfig no_pcie = config_of(j, {"gpu=\"H100-SXM\""});
+  no_pcie.gpu.pcie_Bps = 0;
+  try {
+    Simulation sim(no_pcie);
+    ADD_FAILURE() << "a host link without bandwidth was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("set engine.kv_offloading_bandwidth_GBps"));
+  }
+  no_pcie.engine.kv_offloading_bandwidth_Bps = 16e9;
+  EXPECT_NO_THROW(Simulation{no_pcie});
   nlohmann::json disagg = j;
   disagg["disaggregation"] = {{"prefill", {{"instances", 1}}}, {"decode", {{"instances", 1}}}};
   EXPECT_THAT(error_of(disagg), HasSubstr("disaggregation with kv_offloading_size_gib"));
