@@ -297,6 +297,15 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<std::string>& o
     if (eq == std::string::npos || eq == 0) {
       throw ConfigError("--set '" + item + "': expected path.to.key=value");
     }
+    // A command line can carry any bytes, a JSON file only UTF-8 (its parser checks): an
+    // invalid byte kept in the scenario would throw later, wherever the value is printed.
+    try {
+      (void)nlohmann::json(item).dump();
+    } catch (const nlohmann::json::type_error&) {
+      const std::string shown =
+          nlohmann::json(item).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      throw ConfigError("--set " + shown + ": not valid UTF-8 (shown as U+FFFD); retype it");
+    }
     const std::string path = item.substr(0, eq);
     const std::string text = item.substr(eq + 1);
     nlohmann::json value;

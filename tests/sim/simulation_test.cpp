@@ -222,5 +222,25 @@ TEST(Scenario, OverrideBeyondADoubleIsTakenAsAString) {
   EXPECT_THROW(config_of(j), ConfigError);
 }
 
+// Fuzz finding (fuzz_scenario, CI of stop 27): an override value with a byte that is not UTF-8
+// became a JSON string; the key's type check then printed it with dump(), which throws
+// type_error on such bytes. The override is refused where it enters, and the line names it.
+TEST(Scenario, OverrideThatIsNotUtf8IsOneLineNamingIt) {
+  for (const std::string item : {"engine.max_num_seqs=8\xff\xff", "engine.max_num_\xffseqs=8"}) {
+    nlohmann::json j = base_scenario();
+    try {
+      apply_overrides(j, {item});
+      ADD_FAILURE() << "accepted an override that is not UTF-8";
+    } catch (const ConfigError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("engine.max_num_"), std::string::npos) << what;
+      EXPECT_NE(what.find("not valid UTF-8"), std::string::npos) << what;
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NO_THROW((void)nlohmann::json(what).dump()) << "the message itself is UTF-8";
+    }
+    EXPECT_EQ(j, base_scenario()) << "a refused override leaves the scenario as it was";
+  }
+}
+
 }  // namespace
 }  // namespace servesim
