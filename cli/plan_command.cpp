@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "cli/interrupt_flag.h"
 #include "cli/process_work_share.h"
@@ -70,6 +73,32 @@ nlohmann::json scenario_from_flags(const PlanCommandOptions& o, const Catalog& c
             {"num_requests", o.requests}}}};
 }
 
+// --pd 1:1,2:1 as instance counts; "none" alone: no disaggregated candidate.
+std::vector<PdRatio> pd_ratios_from_flag(const std::vector<std::string>& items) {
+  if (items.size() == 1 && items.front() == "none") return {};
+  std::vector<PdRatio> ratios;
+  for (const std::string& item : items) {
+    const std::string usage = "--pd '" + item +
+                              "': use P:D, prefill and decode instances per group (e.g. "
+                              "--pd 1:1,2:1), or none alone";
+    const size_t colon = item.find(':');
+    if (colon == std::string::npos) throw ConfigError(usage);
+    PdRatio r;
+    for (const auto& [text, out] : {std::pair<std::string, int*>{item.substr(0, colon), &r.prefill},
+                                    {item.substr(colon + 1), &r.decode}}) {
+      size_t used = 0;
+      try {
+        *out = std::stoi(text, &used);
+      } catch (const std::exception&) {
+        used = 0;
+      }
+      if (used == 0 || used != text.size() || *out < 1 || *out > 64) throw ConfigError(usage);
+    }
+    ratios.push_back(r);
+  }
+  return ratios;
+}
+
 int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   if (o.target_qps.has_value() == o.target_concurrency.has_value()) {
     throw ConfigError("plan: give exactly one of --target-qps and --target-concurrency");
@@ -109,6 +138,10 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
     }
   }
   p.kv_offloading_sizes = o.kv_offloading_sizes;
+  if (!o.pd.empty()) p.pd_ratios = pd_ratios_from_flag(o.pd);
+  p.prefill_tp = o.prefill_tp;
+  p.decode_tp = o.decode_tp;
+  p.aggregated = !o.no_aggregated;
   p.max_gpus = o.max_gpus;
   p.max_budget_per_hour = o.max_budget_per_hour;
   p.top_k = o.top;
@@ -181,6 +214,18 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
                   "Host KV tier sizes to search, GiB, 0 = none (vLLM --kv-offloading-size; "
                   "default: the scenario's)")
       ->delimiter(',');
+  cmd->add_option("--pd", o.pd,
+                  "Also search prefill/decode-disaggregated groups of P:D instances, e.g. "
+                  "--pd 1:1,2:1; none: aggregated only (default: the scenario's "
+                  "disaggregation block, else none)")
+      ->delimiter(',');
+  cmd->add_option("--prefill-tp", o.prefill_tp,
+                  "Prefill instances' tensor-parallel sizes (default: those of --tp)")
+      ->delimiter(',');
+  cmd->add_option("--decode-tp", o.decode_tp,
+                  "Decode instances' tensor-parallel sizes (default: those of --tp)")
+      ->delimiter(',');
+  cmd->add_flag("--no-aggregated", o.no_aggregated, "Search only the disaggregated groups of --pd");
   cmd->add_option("--max-gpus", o.max_gpus, "Most GPUs the whole deployment may use");
   cmd->add_option("--max-budget-per-hour", o.max_budget_per_hour,
                   "Most dollars per hour the whole deployment may cost");

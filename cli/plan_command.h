@@ -34,6 +34,10 @@ struct PlanCommandOptions {
   std::vector<int> pp;
   std::vector<int> max_num_seqs;
   std::vector<double> kv_offloading_sizes;  // GiB; 0 = none; empty: the scenario's
+  std::vector<std::string> pd;              // "P:D" groups, or "none"; empty: the scenario's
+  std::vector<int> prefill_tp;
+  std::vector<int> decode_tp;
+  bool no_aggregated = false;
   std::optional<int> max_gpus;
   std::optional<double> max_budget_per_hour;
   std::vector<std::string> fixed;

@@ -31,6 +31,10 @@ struct ParallelAxes {
   std::vector<ExpertPlacement> placements;
   std::vector<int> seqs;  // max_num_seqs values; 0 takes vLLM's default for the GPU
   std::vector<std::optional<double>> offload;  // host KV tier, GiB; nullopt = none
+  // Disaggregated groups: P:D counts and each role's TP; no ratios: none searched.
+  std::vector<PdRatio> ratios;
+  std::vector<int> prefill_tps;
+  std::vector<int> decode_tps;
 };
 
 std::vector<HardwareSpec> gpu_axis(const PlanState& state) {
@@ -77,6 +81,9 @@ ParallelAxes parallel_axes(const PlanState& state) {
   axes.pps = o.pp.empty() ? std::vector<int>{base.parallel.pp} : o.pp;
   axes.placements = expert_placements(state);
   axes.seqs = o.max_num_seqs.empty() ? std::vector<int>{base.engine.max_num_seqs} : o.max_num_seqs;
+  axes.ratios = o.pd_ratios.value_or(std::vector<PdRatio>{});
+  axes.prefill_tps = o.prefill_tp.empty() ? axes.tps : o.prefill_tp;
+  axes.decode_tps = o.decode_tp.empty() ? axes.tps : o.decode_tp;
   if (o.kv_offloading_sizes.empty()) {
     axes.offload = {base.engine.kv_offloading_size_gib};
   } else {
@@ -89,23 +96,37 @@ ParallelAxes parallel_axes(const PlanState& state) {
 
 // Limits that not even the smallest, cheapest replica meets are a mistake in the input,
 // not a plan with no feasible candidate.
+int smallest(const std::vector<int>& values) {
+  return *std::min_element(values.begin(), values.end());
+}
+
+// GPUs of the smallest replica (or group) the axes make.
+int min_replica_gpus(const PlanOptions& o, const ParallelAxes& axes) {
+  const int pp = smallest(axes.pps);
+  int gpus = o.aggregated ? smallest(axes.tps) * pp : std::numeric_limits<int>::max();
+  for (const PdRatio& r : axes.ratios) {
+    gpus = std::min(
+        gpus, (r.prefill * smallest(axes.prefill_tps) + r.decode * smallest(axes.decode_tps)) * pp);
+  }
+  return gpus;
+}
+
 void check_limits_reachable(const PlanState& state, const ParallelAxes& axes) {
   const PlanOptions& o = state.options;
-  const int min_replica_gpus = *std::min_element(axes.tps.begin(), axes.tps.end()) *
-                               *std::min_element(axes.pps.begin(), axes.pps.end());
-  if (o.max_gpus && *o.max_gpus < min_replica_gpus) {
+  const int min_gpus = min_replica_gpus(o, axes);
+  if (o.max_gpus && *o.max_gpus < min_gpus) {
     throw ConfigError("contradictory limits: --max-gpus " + std::to_string(*o.max_gpus) +
-                      " is below the smallest replica (" + std::to_string(min_replica_gpus) +
-                      " GPUs from --tp x --pp)");
+                      " is below the smallest replica (" + std::to_string(min_gpus) +
+                      " GPUs from --tp x --pp, or a --pd group)");
   }
   if (o.max_budget_per_hour) {
     double cheapest = std::numeric_limits<double>::infinity();  // dollars per GPU-hour
     for (const HardwareSpec& g : state.gpus) cheapest = std::min(cheapest, g.price_per_hour_usd);
-    if (cheapest * min_replica_gpus > *o.max_budget_per_hour) {
-      throw ConfigError(format_number("contradictory limits: --max-budget-per-hour %.2f",
-                                      *o.max_budget_per_hour) +
-                        format_number(" buys no replica (the cheapest costs $%.2f/hour)",
-                                      cheapest * min_replica_gpus));
+    if (cheapest * min_gpus > *o.max_budget_per_hour) {
+      throw ConfigError(
+          format_number("contradictory limits: --max-budget-per-hour %.2f",
+                        *o.max_budget_per_hour) +
+          format_number(" buys no replica (the cheapest costs $%.2f/hour)", cheapest * min_gpus));
     }
   }
 }
@@ -168,6 +189,99 @@ void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement p
   state.memory_plans.push_back(std::move(mp));
 }
 
+// Both roles must fit; the decode role's plan is kept (it holds the KV the SLOs depend on).
+MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const HardwareSpec& gpu,
+                               int max_num_seqs) {
+  try {
+    (void)state.evaluator.kv_transfer(gpu);
+  } catch (const ConfigError& e) {
+    mark_invalid(c, e.what());
+    return MemoryPlan();
+  }
+  const ModelSpec& model = state.scenario.config.model;
+  PlanCandidate prefill = c;
+  prefill.tp = c.prefill_tp;
+  EngineConfig prefill_engine = state.evaluator.role_engine(true);
+  prefill_engine.max_num_seqs = max_num_seqs;
+  prune(prefill, model, gpu, prefill_engine);
+  if (prefill.status != CandidateStatus::kFeasible) {
+    c.status = prefill.status;
+    c.reason = "prefill instance: " + prefill.reason;
+    c.limit = prefill.limit;
+    c.gap = prefill.gap;
+    c.suggestion = prefill.suggestion;
+    return MemoryPlan();
+  }
+  c.prefill_engine = prefill.engine;
+  EngineConfig decode_engine = state.evaluator.role_engine(false);
+  decode_engine.max_num_seqs = max_num_seqs;
+  MemoryPlan mp = prune(c, model, gpu, decode_engine);
+  if (c.status != CandidateStatus::kFeasible) c.reason = "decode instance: " + c.reason;
+  return mp;
+}
+
+// One group of ratio.prefill prefill instances (TP prefill_tp) and ratio.decode decode
+// instances (TP decode_tp), both with PP pp on GPU g.
+void add_disaggregated_candidate(PlanState& state, size_t g, PdRatio ratio, int prefill_tp,
+                                 int decode_tp, int pp, int max_num_seqs,
+                                 std::optional<double> offload_gib) {
+  const HardwareSpec& gpu = state.gpus[g];
+  PlanCandidate c;
+  c.gpu = gpu.name;
+  c.prefill_instances = ratio.prefill;
+  c.decode_instances = ratio.decode;
+  c.prefill_tp = prefill_tp;
+  c.tp = decode_tp;
+  c.pp = pp;
+  c.max_num_seqs = max_num_seqs;
+  c.gpus_per_replica = (ratio.prefill * prefill_tp + ratio.decode * decode_tp) * pp;
+  c.price_per_gpu_hour = gpu.price_per_hour_usd;
+  MemoryPlan mp;
+  if (offload_gib) {
+    mark_invalid(c, "KV offload with disaggregation is not modelled yet");
+  } else {
+    mp = prune_disaggregated(c, state, gpu, max_num_seqs);
+  }
+  c.replicas = 1;
+  c.total_gpus = c.gpus_per_replica;
+  c.cost_per_hour = c.total_gpus * c.price_per_gpu_hour;
+  if (c.status == CandidateStatus::kFeasible) within_limits(c, state.options);
+  state.candidates.push_back(std::move(c));
+  state.gpu_of.push_back(g);
+  state.memory_plans.push_back(std::move(mp));
+}
+
+void add_aggregated_candidates(PlanState& state, size_t g, const ParallelAxes& axes) {
+  for (int tp : axes.tps) {
+    for (int pp : axes.pps) {
+      for (const ExpertPlacement& placement : axes.placements) {
+        for (int max_num_seqs : axes.seqs) {
+          for (const std::optional<double>& offload : axes.offload) {
+            add_candidate(state, g, tp, pp, placement, max_num_seqs, offload);
+          }
+        }
+      }
+    }
+  }
+}
+
+void add_disaggregated_candidates(PlanState& state, size_t g, const ParallelAxes& axes) {
+  for (const PdRatio& ratio : axes.ratios) {
+    for (int prefill_tp : axes.prefill_tps) {
+      for (int decode_tp : axes.decode_tps) {
+        for (int pp : axes.pps) {
+          for (int max_num_seqs : axes.seqs) {
+            for (const std::optional<double>& offload : axes.offload) {
+              add_disaggregated_candidate(state, g, ratio, prefill_tp, decode_tp, pp, max_num_seqs,
+                                          offload);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void enumerate_candidates(PlanState& state) {
@@ -175,23 +289,14 @@ void enumerate_candidates(PlanState& state) {
   const ParallelAxes axes = parallel_axes(state);
   check_limits_reachable(state, axes);
   for (size_t g = 0; g < state.gpus.size(); ++g) {
-    for (int tp : axes.tps) {
-      for (int pp : axes.pps) {
-        for (const ExpertPlacement& placement : axes.placements) {
-          for (int max_num_seqs : axes.seqs) {
-            for (const std::optional<double>& offload : axes.offload) {
-              add_candidate(state, g, tp, pp, placement, max_num_seqs, offload);
-            }
-          }
-        }
-      }
-    }
+    if (state.options.aggregated) add_aggregated_candidates(state, g, axes);
+    add_disaggregated_candidates(state, g, axes);
   }
   const std::vector<PlanCandidate>& candidates = state.candidates;
   if (std::all_of(candidates.begin(), candidates.end(),
                   [](const PlanCandidate& c) { return c.status == CandidateStatus::kInvalid; })) {
     throw ConfigError(
-        "plan: empty candidate set: no GPU x --tp x --pp x --max-num-seqs "
+        "plan: empty candidate set: no GPU x --tp x --pp x --max-num-seqs (x --pd) "
         "combination is valid" +
         (candidates.empty() ? std::string() : " (" + candidates.front().reason + ")"));
   }

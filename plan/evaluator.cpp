@@ -12,12 +12,14 @@ constexpr double kMinThroughputFraction = 0.9;
 
 }  // namespace
 
-Evaluator::Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann::json open_arrival)
+Evaluator::Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann::json open_arrival,
+                     nlohmann::json kv_transfer)
     : slos_(options.slos),
       max_error_rate_(options.max_error_rate),
       target_load_(options.load),
       base_(std::move(base)),
-      open_arrival_(std::move(open_arrival)) {
+      open_arrival_(std::move(open_arrival)),
+      kv_transfer_(std::move(kv_transfer)) {
   const WorkloadSpec& w = base_.workload;
   reuses_prefixes_ = w.shared_prefix.has_value() || w.multi_turn.has_value();
   longest_request_tokens_ =
@@ -40,13 +42,52 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate&
   cfg.engine.max_num_seqs = c.max_num_seqs;
   cfg.engine.kv_offloading_size_gib = c.engine.kv_offloading_size_gib;
   cfg.engine.kv_offloading_bandwidth_Bps = c.engine.kv_offloading_bandwidth_Bps;
-  cap_kv_blocks(cfg, c);
+  if (c.disaggregated()) {
+    set_disaggregation(cfg, gpu, c, replicas);
+  } else {
+    cfg.disaggregation.enabled = false;
+    cap_kv_blocks(cfg, c);
+  }
   cfg.metrics.price_per_gpu_hour = 0;  // each GPU's own catalog price
   cfg.sample_interval_s = 0;
   cfg.workload.num_requests = requests;
   cfg.workload.steps.clear();
   set_load(cfg.workload, load, value);
   return cfg;
+}
+
+KvTransferSpec Evaluator::kv_transfer(const HardwareSpec& gpu) const {
+  if (kv_transfer_.is_null()) return KvTransferSpec();
+  return KvTransferSpec::from_json(kv_transfer_, "disaggregation.kv_transfer", gpu);
+}
+
+const EngineConfig& Evaluator::role_engine(bool prefill) const {
+  const DisaggregationSpec& d = base_.disaggregation;
+  if (!d.enabled) return base_.engine;
+  return prefill ? d.prefill.engine : d.decode.engine;
+}
+
+// `groups` copies of the candidate's group: its instance counts scaled, each role's own TP and
+// the engine flags it starts from with the candidate's max_num_seqs.
+void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
+                                   const PlanCandidate& c, int groups) const {
+  DisaggregationSpec& d = cfg.disaggregation;
+  d.enabled = true;
+  d.kv_transfer = kv_transfer(gpu);
+  for (const bool prefill : {true, false}) {
+    DisaggregatedRole& role = prefill ? d.prefill : d.decode;
+    role.instances = groups * (prefill ? c.prefill_instances : c.decode_instances);
+    role.gpu = gpu;
+    role.parallel = base_.parallel;
+    role.parallel.tp = prefill ? c.prefill_tp : c.tp;
+    role.parallel.pp = c.pp;
+    role.parallel.dp = 1;
+    role.parallel.servers = 1;
+    role.engine = role_engine(prefill);
+    role.engine.max_num_seqs = c.max_num_seqs;
+  }
+  cfg.parallel.dp = 1;
+  cfg.parallel.servers = 1;
 }
 
 // Blocks beyond what max_num_seqs sequences of the longest request can hold are never used

@@ -38,13 +38,24 @@ void evaluation_fields(E& e, Field&& field) {
 class Evaluator {
  public:
   // open_arrival: the scenario's open-loop arrival JSON, scaled per run to keep its shape
-  // (burstiness, on/off); null when it has none. Throws ConfigError if it does not parse.
-  Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann::json open_arrival);
+  // (burstiness, on/off); null when it has none. kv_transfer: the scenario's
+  // disaggregation.kv_transfer JSON, resolved per GPU for disaggregated candidates (its
+  // nvlink and pcie presets are the GPU's); null: vLLM's NixlConnector over InfiniBand.
+  // Throws ConfigError if either does not parse.
+  Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann::json open_arrival,
+            nlohmann::json kv_transfer);
 
-  // The scenario as `replicas` replicas of `c` on `gpu`, offered `value` (requests/s, or
-  // clients when `load` counts concurrency) for `requests` requests.
+  // The scenario as `replicas` replicas (disaggregated: groups) of `c` on `gpu`, offered
+  // `value` (requests/s, or clients when `load` counts concurrency) for `requests` requests.
   SimulationConfig config(const HardwareSpec& gpu, const PlanCandidate& c, int replicas,
                           PlanLoad load, double value, uint64_t requests) const;
+
+  // A disaggregated candidate's KV transfer on `gpu`. Throws ConfigError when the scenario's
+  // link preset does not exist on it (nvlink on a PCIe-only GPU).
+  KvTransferSpec kv_transfer(const HardwareSpec& gpu) const;
+  // The engine flags a disaggregated role starts from: the scenario's role's, or its
+  // top-level engine block without a disaggregation block.
+  const EngineConfig& role_engine(bool prefill) const;
 
   // offered_qps: open loop's offered rate (checked against throughput); NaN for closed.
   // early_stop: give up as soon as the outcome is sure to fail (SloWatch).
@@ -52,6 +63,8 @@ class Evaluator {
 
  private:
   void cap_kv_blocks(SimulationConfig& cfg, const PlanCandidate& c) const;
+  void set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu, const PlanCandidate& c,
+                          int groups) const;
   void set_load(WorkloadSpec& w, PlanLoad load, double value) const;
 
   std::vector<SloTarget> slos_;
@@ -59,6 +72,7 @@ class Evaluator {
   PlanLoad target_load_ = PlanLoad::kQps;  // what the plan's target counts
   SimulationConfig base_;
   nlohmann::json open_arrival_;        // the scenario's open-loop arrival JSON; null if none
+  nlohmann::json kv_transfer_;         // the scenario's kv_transfer JSON; null if none
   double base_mean_qps_ = 1;           // requests/s of open_arrival_ as the scenario gives it
   bool reuses_prefixes_ = true;        // shared prefixes or sessions hit the prefix cache
   double longest_request_tokens_ = 0;  // prompt + output, tokens; may be infinite

@@ -33,10 +33,10 @@ bool qps_target(const PlanState& state) {
   return state.options.load == PlanLoad::kQps;
 }
 
-// The search's upper bound on one replica's load: the probe's requests/s, or twice
-// max_num_seqs clients.
+// The search's upper bound on one replica's load: the probe's requests/s, or twice the
+// sequences it holds as clients.
 double search_bound(const PlanCandidate& c, bool qps) {
-  return qps ? c.capacity : 2.0 * c.max_num_seqs;
+  return qps ? c.capacity : 2.0 * c.slots();
 }
 
 // One replica of candidate i at `value` of `kind`, with the plan's requests per evaluation.
@@ -59,7 +59,7 @@ void probe_saturation(PlanState& state) {
   auto saturate = [&](size_t i) {
     PlanCandidate& c = state.candidates[i];
     try {
-      state.probes[i] = run_replica(state, i, PlanLoad::kConcurrency, c.max_num_seqs, false);
+      state.probes[i] = run_replica(state, i, PlanLoad::kConcurrency, c.slots(), false);
     } catch (const ConfigError& e) {
       mark_invalid(c, e.what());
       return;
@@ -146,18 +146,30 @@ std::string capacity_limit(const PlanCandidate& c, const HardwareSpec& gpu, cons
   return compute_s > memory_s ? "compute" : "bandwidth";
 }
 
+// What bounds a disaggregated group that runs out of capacity: the role whose queue the
+// saturated requests wait in (a prefill instance's, or a decode instance's admission).
+std::string disaggregated_limit(const Evaluation& probe) {
+  const auto& segments = probe.summary.time.segments;
+  const double prefill_wait_s = segments[static_cast<size_t>(Segment::kEngineQueue)].mean_s;
+  const double decode_wait_s = segments[static_cast<size_t>(Segment::kDecodeQueue)].mean_s;
+  return prefill_wait_s >= decode_wait_s ? "prefill capacity" : "decode capacity";
+}
+
 // A load passed: what limits it, and the replicas, cost and verdict at the target.
 void size_sustained(PlanState& state, size_t i, const Bisection& b) {
   PlanCandidate& c = state.candidates[i];
   const PlanOptions& o = state.options;
-  const double capacity_load = qps_target(state) ? c.capacity : c.max_num_seqs;
+  const double capacity_load = qps_target(state) ? c.capacity : c.slots();
   if (b.fail_reason != "throughput" && b.lo < kCapacityLimitedFraction * capacity_load) {
     c.limit = "SLO " + b.fail_reason;
+  } else if (c.disaggregated()) {
+    c.limit = disaggregated_limit(state.probes[i]);
   } else {
     c.limit = capacity_limit(c, state.gpus[state.gpu_of[i]], state.scenario.config.model,
                              state.memory_plans[i], state.probes[i]);
   }
-  c.reason = "sustains " + load_text(o.load, b.lo) + " per replica; limited by " + c.limit;
+  c.reason = "sustains " + load_text(o.load, b.lo) +
+             (c.disaggregated() ? " per group" : " per replica") + "; limited by " + c.limit;
   c.replicas = static_cast<int>(std::ceil(o.target_load / b.lo - 1e-9));
   c.predicted = c.at_sustained;
   price_out(c, o);

@@ -39,6 +39,7 @@ nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
       {"pp", c.pp},
       {"expert_parallel", c.expert_parallel},
       {"dp", c.dp},
+      {"deployment", c.shape()},
       {"max_num_seqs", c.max_num_seqs},
       {"kv_offloading_size_gib", c.engine.kv_offloading_size_gib
                                      ? nlohmann::json(*c.engine.kv_offloading_size_gib)
@@ -60,6 +61,12 @@ nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
     row["verified"] = c.verified;
     row["predicted"] = latency_json(c.predicted);
   }
+  if (c.disaggregated()) {
+    row["disaggregation"] = {{"prefill_instances", c.prefill_instances},
+                             {"prefill_tp", c.prefill_tp},
+                             {"decode_instances", c.decode_instances},
+                             {"decode_tp", c.tp}};
+  }
   if (!c.suggestion.empty()) row["suggestion"] = c.suggestion;
   return row;
 }
@@ -72,6 +79,7 @@ nlohmann::json pareto_json(const PlanReport& report) {
                     {"gpu", c.gpu},
                     {"tp", c.tp},
                     {"pp", c.pp},
+                    {"deployment", c.shape()},
                     {"max_num_seqs", c.max_num_seqs},
                     {"load", p.load},
                     {"tokens_per_s_per_user", p.tokens_per_s_per_user},
@@ -101,10 +109,10 @@ std::string table_header(const PlanReport& r) {
   return out + "\n";
 }
 
-// " EP8 (DP4)" for an expert-parallel candidate, else "".
+// "EP8 (DP4)" for an expert-parallel candidate, else "".
 std::string expert_parallel_label(const PlanCandidate& c) {
   if (!c.expert_parallel) return "";
-  return " EP" + std::to_string(c.tp * c.dp) + " (DP" + std::to_string(c.dp) + ")";
+  return "EP" + std::to_string(c.tp * c.dp) + " (DP" + std::to_string(c.dp) + ")";
 }
 
 // " +64 GiB host KV" for a candidate with a KV offload tier, else "".
@@ -120,15 +128,15 @@ std::string closest_text(const PlanReport& r, size_t rows) {
   for (const PlanCandidate& c : r.candidates) {
     if (shown == std::max<size_t>(rows, 1)) break;
     ++shown;
-    out += "  " + c.gpu + " TP" + std::to_string(c.tp) + " PP" + std::to_string(c.pp) +
-           expert_parallel_label(c) + offload_label(c) + " max_num_seqs " +
+    out += "  " + c.gpu + " " + c.shape() + offload_label(c) + " max_num_seqs " +
            std::to_string(c.max_num_seqs) + ": " + c.reason + "\n";
     if (!c.suggestion.empty()) out += "      would need: " + c.suggestion + "\n";
   }
   return out;
 }
 
-// The first `rows` feasible candidates as a fixed-width table, with its heading.
+// The first `rows` feasible candidates as a fixed-width table, with its heading. A
+// disaggregated group's TP column is "-": its label at the end gives each role's.
 std::string ranked_rows(const PlanReport& r, size_t rows) {
   char line[512];
   std::snprintf(line, sizeof line,
@@ -142,38 +150,95 @@ std::string ranked_rows(const PlanReport& r, size_t rows) {
     if (c.status != CandidateStatus::kFeasible) break;
     ++shown;
     const MetricsSummary& m = c.predicted;
+    const std::string tp = c.disaggregated() ? "-" : std::to_string(c.tp);
+    std::string label;
+    if (c.disaggregated()) label = " | " + c.shape();
+    if (c.expert_parallel) label = " | " + expert_parallel_label(c);
     std::snprintf(line, sizeof line,
-                  "%4zu  %-14s %3d %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s%s\n",
-                  k + 1, c.gpu.c_str(), c.tp, c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
+                  "%4zu  %-14s %3s %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s%s\n",
+                  k + 1, c.gpu.c_str(), tp.c_str(), c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
                   c.cost_per_hour, c.usd_per_million_tokens, ms(m.ttft.p50_s, "%.1f").c_str(),
                   ms(m.ttft.p99_s, "%.1f").c_str(), ms(m.tpot.p50_s, "%.2f").c_str(),
                   ms(m.tpot.p99_s, "%.2f").c_str(), c.headroom * 100, c.limit.c_str(),
-                  c.verified ? "" : " (not verified)",
-                  c.expert_parallel ? (" |" + expert_parallel_label(c)).c_str() : "",
+                  c.verified ? "" : " (not verified)", label.c_str(),
                   c.engine.kv_offloading_size_gib ? (" |" + offload_label(c)).c_str() : "");
     out += line;
   }
   return out;
 }
 
-// The winner's deployment, cost and `vllm serve` line.
+// "3 x H100-SXM replica(s) of TP 2 = 6 GPUs" or "2 groups of 2P TP1 + 1D TP1 on H100-SXM =
+// 6 GPUs".
+std::string deployment_text(const PlanCandidate& c) {
+  std::string out;
+  if (c.disaggregated()) {
+    out = std::to_string(c.replicas) + (c.replicas == 1 ? " group of " : " groups of ") +
+          c.shape() + " on " + c.gpu;
+  } else {
+    const std::string ep = c.expert_parallel
+                               ? " x DP " + std::to_string(c.dp) + ", expert parallel (EP " +
+                                     std::to_string(c.tp * c.dp) + ")"
+                               : "";
+    out = std::to_string(c.replicas) + " x " + c.gpu + " replica(s) of TP " + std::to_string(c.tp) +
+          (c.pp > 1 ? " PP " + std::to_string(c.pp) : "") + ep;
+  }
+  return out + " = " + std::to_string(c.total_gpus) + " GPUs";
+}
+
+// When both families were searched: the best of the family the winner is not of, against
+// the winner, or why none of that family is feasible.
+std::string family_comparison(const PlanReport& r) {
+  const PlanCandidate& w = r.candidates.front();
+  const PlanCandidate* other = nullptr;
+  for (const PlanCandidate& c : r.candidates) {
+    if (c.disaggregated() != w.disaggregated()) {
+      other = &c;
+      break;
+    }
+  }
+  if (other == nullptr) return "";
+  const char* family = other->disaggregated() ? "disaggregated" : "aggregated";
+  std::string out = std::string("  best ") + family + ": ";
+  if (other->status != CandidateStatus::kFeasible) {
+    return out + other->gpu + " " + other->shape() + " max_num_seqs " +
+           std::to_string(other->max_num_seqs) + " " +
+           std::string(candidate_status_name(other->status)) + ": " + other->reason + "\n";
+  }
+  out += deployment_text(*other) + format_number(", $%.2f/hour", other->cost_per_hour);
+  const double ratio = other->cost_per_hour / w.cost_per_hour;
+  const char* unverified = w.verified && !other->verified
+                               ? ", not verified by a full-cluster simulation: raise --top"
+                               : "";
+  if (ratio > 1 + 1e-9) {
+    out += format_number(" (%.0f%% more)", 100 * (ratio - 1));
+  } else if (ratio < 1 - 1e-9) {
+    out += format_number(" (%.0f%% less", 100 * (1 - ratio)) + unverified + ")";
+  } else {
+    out += std::string(" (the same cost") + (*unverified ? unverified : "; less headroom") + ")";
+  }
+  return out + "\n    it " + other->reason + "\n    the winner " + w.reason + "\n";
+}
+
+// The winner's deployment, cost and `vllm serve` line(s).
 std::string winner_text(const PlanReport& r) {
   const PlanCandidate& w = r.candidates.front();
-  const std::string ep = w.expert_parallel
-                             ? " x DP " + std::to_string(w.dp) + ", expert parallel (EP " +
-                                   std::to_string(w.tp * w.dp) + ")"
-                             : "";
-  std::string out =
-      "\nwinner: " + std::to_string(w.replicas) + " x " + w.gpu + " replica(s) of TP " +
-      std::to_string(w.tp) + (w.pp > 1 ? " PP " + std::to_string(w.pp) : "") + ep + " = " +
-      std::to_string(w.total_gpus) + " GPUs, " + format_number("$%.2f/hour", w.cost_per_hour) +
-      format_number(", $%.4f per 1M tokens", w.usd_per_million_tokens) + "\n";
-  out += "  " + r.vllm_command() + "\n";
-  if (w.replicas > 1) {
-    out += "  (one such server per replica, " + std::to_string(w.replicas) +
-           " replicas behind a load balancer)\n";
+  std::string out = "\nwinner: " + deployment_text(w) + ", " +
+                    format_number("$%.2f/hour", w.cost_per_hour) +
+                    format_number(", $%.4f per 1M tokens", w.usd_per_million_tokens) + "\n";
+  const std::vector<std::string> commands = r.vllm_commands();
+  if (w.disaggregated()) {
+    out += "  prefill: " + commands[0] + "\n  decode:  " + commands[1] + "\n";
+    out += "  (" + std::to_string(w.replicas * w.prefill_instances) + " prefill and " +
+           std::to_string(w.replicas * w.decode_instances) +
+           " decode instances behind a disaggregating proxy; KV over " + r.kv_link + ")\n";
+  } else {
+    out += "  " + commands[0] + "\n";
+    if (w.replicas > 1) {
+      out += "  (one such server per replica, " + std::to_string(w.replicas) +
+             " replicas behind a load balancer)\n";
+    }
   }
-  return out;
+  return out + family_comparison(r);
 }
 
 }  // namespace
@@ -198,31 +263,49 @@ std::string_view candidate_status_name(CandidateStatus status) {
   return "invalid";
 }
 
-std::string PlanReport::vllm_command() const {
-  if (!feasible()) return "";
+std::string PlanCandidate::shape() const {
+  const std::string pp_text = " PP" + std::to_string(pp);
+  if (disaggregated()) {
+    return std::to_string(prefill_instances) + "P TP" + std::to_string(prefill_tp) + " + " +
+           std::to_string(decode_instances) + "D TP" + std::to_string(tp) + (pp > 1 ? pp_text : "");
+  }
+  const std::string ep = expert_parallel_label(*this);
+  return "TP" + std::to_string(tp) + pp_text + (ep.empty() ? "" : " " + ep);
+}
+
+std::vector<std::string> PlanReport::vllm_commands() const {
+  if (!feasible()) return {};
   const PlanCandidate& c = candidates.front();
-  const EngineConfig& e = c.engine;
-  std::string cmd = "vllm serve " + (model_repo.empty() ? model : model_repo);
-  cmd += " --tensor-parallel-size " + std::to_string(c.tp);
-  if (c.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(c.pp);
-  if (c.expert_parallel) {
-    if (c.dp > 1) cmd += " --data-parallel-size " + std::to_string(c.dp);
-    cmd += " --enable-expert-parallel";
-  }
-  cmd += " --max-num-seqs " + std::to_string(e.max_num_seqs);
-  cmd += " --max-num-batched-tokens " + std::to_string(e.max_num_batched_tokens);
-  cmd += format_number(" --gpu-memory-utilization %g", e.gpu_memory_utilization);
-  cmd += " --max-model-len " + std::to_string(e.max_model_len);
-  cmd += e.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
-  if (!e.enable_chunked_prefill) cmd += " --no-enable-chunked-prefill";
-  if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
-  if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
-  if (e.speculative) cmd += " --speculative-config '" + e.speculative->vllm_json().dump() + "'";
-  if (e.kv_offloading_size_gib) {
-    cmd += format_number(" --kv-offloading-size %g", *e.kv_offloading_size_gib) +
-           " --kv-offloading-backend native";
-  }
-  return cmd;
+  auto command = [&](const EngineConfig& e, int tp) {
+    std::string cmd = "vllm serve " + (model_repo.empty() ? model : model_repo);
+    cmd += " --tensor-parallel-size " + std::to_string(tp);
+    if (c.pp > 1) cmd += " --pipeline-parallel-size " + std::to_string(c.pp);
+    if (c.expert_parallel) {
+      if (c.dp > 1) cmd += " --data-parallel-size " + std::to_string(c.dp);
+      cmd += " --enable-expert-parallel";
+    }
+    cmd += " --max-num-seqs " + std::to_string(e.max_num_seqs);
+    cmd += " --max-num-batched-tokens " + std::to_string(e.max_num_batched_tokens);
+    cmd += format_number(" --gpu-memory-utilization %g", e.gpu_memory_utilization);
+    cmd += " --max-model-len " + std::to_string(e.max_model_len);
+    cmd += e.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
+    if (!e.enable_chunked_prefill) cmd += " --no-enable-chunked-prefill";
+    if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
+    if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
+    if (e.speculative) cmd += " --speculative-config '" + e.speculative->vllm_json().dump() + "'";
+    if (e.kv_offloading_size_gib) {
+      cmd += format_number(" --kv-offloading-size %g", *e.kv_offloading_size_gib) +
+             " --kv-offloading-backend native";
+    }
+    if (c.disaggregated()) {
+      // vLLM's disaggregated examples start both roles as kv_both; the proxy assigns them.
+      const nlohmann::json config = {{"kv_connector", kv_connector}, {"kv_role", "kv_both"}};
+      cmd += " --kv-transfer-config '" + config.dump() + "'";
+    }
+    return cmd;
+  };
+  if (c.disaggregated()) return {command(c.prefill_engine, c.prefill_tp), command(c.engine, c.tp)};
+  return {command(c.engine, c.tp)};
 }
 
 nlohmann::json PlanReport::to_json() const {
@@ -242,7 +325,14 @@ nlohmann::json PlanReport::to_json() const {
   if (interrupted) j["interrupted"] = true;
   j["feasible"] = feasible();
   if (feasible()) {
-    j["vllm_command"] = vllm_command();
+    const std::vector<std::string> commands = vllm_commands();
+    if (candidates.front().disaggregated()) {
+      j["vllm_prefill_command"] = commands[0];
+      j["vllm_decode_command"] = commands[1];
+      j["kv_transfer"] = {{"connector", kv_connector}, {"link", kv_link}};
+    } else {
+      j["vllm_command"] = commands[0];
+    }
     j["replicas"] = candidates.front().replicas;
   }
   nlohmann::json rows = nlohmann::json::array();
@@ -257,7 +347,7 @@ std::string PlanReport::to_csv() const {
   std::string out =
       "rank,gpu,tp,pp,max_num_seqs,status,replicas,gpus,usd_per_hour,usd_per_million_tokens,"
       "sustained_per_replica,headroom,verified,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,"
-      "itl_p99_ms,e2e_p99_ms,limit,reason\n";
+      "itl_p99_ms,e2e_p99_ms,limit,reason,deployment\n";
   for (size_t r = 0; r < candidates.size(); ++r) {
     const PlanCandidate& c = candidates[r];
     const bool sized = c.sustained > 0;
@@ -277,19 +367,21 @@ std::string PlanReport::to_csv() const {
     } else {
       out += ",,,,,,,,,,,,,";
     }
-    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "\n";
+    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "," + csv_escape(c.shape()) + "\n";
   }
   return out;
 }
 
 std::string PlanReport::pareto_csv() const {
-  std::string out = "rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,tokens_per_s_per_gpu\n";
+  std::string out =
+      "rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,"
+      "tokens_per_s_per_gpu,deployment\n";
   for (const ParetoPoint& p : pareto) {
     const PlanCandidate& c = candidates[p.candidate];
     out += std::to_string(p.candidate + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) +
            "," + std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," + p.load + "," +
            format_number("%.2f", p.tokens_per_s_per_user) + "," +
-           format_number("%.2f", p.tokens_per_s_per_gpu) + "\n";
+           format_number("%.2f", p.tokens_per_s_per_gpu) + "," + csv_escape(c.shape()) + "\n";
   }
   return out;
 }

@@ -43,8 +43,16 @@ struct PlanCandidate {
   // a "replica" below is then that whole server.
   bool expert_parallel = false;
   int dp = 1;
-  int max_num_seqs = 0;  // sequences; resolved (vLLM's default filled in)
-  EngineConfig engine;   // resolved flags, for the vllm serve line
+  // Prefill/decode disaggregation ("xPyD"): a replica below is then one group of
+  // prefill_instances prefill and decode_instances decode instances on this GPU, joined by the
+  // scenario's KV transfer; tp and pp (and engine, kv_cache_tokens) are the decode role's,
+  // prefill_tp and prefill_engine the prefill role's. 0 prefill instances: aggregated.
+  int prefill_instances = 0;
+  int decode_instances = 0;
+  int prefill_tp = 0;
+  EngineConfig prefill_engine;  // resolved flags of a prefill instance
+  int max_num_seqs = 0;         // sequences; resolved (vLLM's default filled in)
+  EngineConfig engine;          // resolved flags, for the vllm serve line
   int gpus_per_replica = 1;
   double price_per_gpu_hour = 0;  // dollars
   int64_t kv_cache_tokens = 0;    // per replica (expert parallel: per data-parallel rank)
@@ -71,6 +79,15 @@ struct PlanCandidate {
   MetricsSummary predicted;           // cluster at the target if verified, else at_sustained
   std::string suggestion;             // infeasible: what would have to change
   double gap = 0;                     // infeasible: how far off, as a ratio (1 = just)
+
+  bool disaggregated() const { return prefill_instances > 0; }
+  // Sequences one replica holds at once: max_num_seqs per engine that keeps a sequence for
+  // its whole life (every instance of a group: a prefill instance holds its queue).
+  int slots() const {
+    return disaggregated() ? (prefill_instances + decode_instances) * max_num_seqs : max_num_seqs;
+  }
+  // "TP 2", "TP 2 PP 2 EP 8 (DP 4)", or "2P TP 1 + 1D TP 2" for a disaggregated group.
+  std::string shape() const;
 };
 
 struct ParetoPoint {
@@ -93,6 +110,9 @@ struct PlanReport {
   size_t simulated = 0;       // candidates that fit and got a saturation probe
   size_t searched = 0;        // of those, candidates whose sustained load was searched
   uint64_t simulations = 0;
+  // Disaggregated candidates' KV transfer: vLLM's kv_connector and the link preset.
+  std::string kv_connector;
+  std::string kv_link;
   // Stopped by PlanOptions::should_stop: the candidates searched before are ranked as usual
   // (the top K maybe unverified), the rest are kInterrupted.
   bool interrupted = false;
@@ -103,8 +123,10 @@ struct PlanReport {
   bool feasible() const {
     return !candidates.empty() && candidates.front().status == CandidateStatus::kFeasible;
   }
-  // `vllm serve ...` for candidates.front(); empty when nothing is feasible.
-  std::string vllm_command() const;
+  // `vllm serve ...` for candidates.front(): one line, or a disaggregated winner's prefill
+  // and decode instances' lines (in that order, both with --kv-transfer-config); empty when
+  // nothing is feasible.
+  std::vector<std::string> vllm_commands() const;
 
   nlohmann::json to_json() const;
   std::string to_csv() const;  // one line per candidate, in rank order

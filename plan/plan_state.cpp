@@ -31,10 +31,18 @@ void check_numbers(const PlanOptions& o) {
   }
   for (const auto& [name, list] : {std::pair<const char*, const std::vector<int>*>{"--tp", &o.tp},
                                    {"--pp", &o.pp},
-                                   {"--max-num-seqs", &o.max_num_seqs}}) {
+                                   {"--max-num-seqs", &o.max_num_seqs},
+                                   {"--prefill-tp", &o.prefill_tp},
+                                   {"--decode-tp", &o.decode_tp}}) {
     for (int v : *list) {
       if (v < 1)
         throw ConfigError(std::string(name) + " values must be >= 1, got " + std::to_string(v));
+    }
+  }
+  for (const PdRatio& r : o.pd_ratios.value_or(std::vector<PdRatio>{})) {
+    if (r.prefill < 1 || r.decode < 1) {
+      throw ConfigError("--pd: each group needs >= 1 prefill and >= 1 decode instance, got " +
+                        std::to_string(r.prefill) + ":" + std::to_string(r.decode));
     }
   }
   if (o.max_gpus && *o.max_gpus < 1) throw ConfigError("--max-gpus must be >= 1");
@@ -86,10 +94,11 @@ struct PlanState::Inputs {
   PlanOptions options;
   Scenario scenario;
   nlohmann::json open_arrival;
+  nlohmann::json kv_transfer;
 };
 
 PlanState::Inputs PlanState::read_inputs(const PlanOptions& options, const Catalog& catalog) {
-  Inputs in{options, Scenario(), nlohmann::json()};
+  Inputs in{options, Scenario(), nlohmann::json(), nlohmann::json()};
   PlanOptions& o = in.options;
   check_numbers(o);
   check_unique_slos(o.slos);
@@ -121,6 +130,24 @@ PlanState::Inputs PlanState::read_inputs(const PlanOptions& options, const Catal
                       (from_file ? " (or an slo block to " + o.scenario_path + ")" : ""));
   }
   in.open_arrival = open_arrival_of(scenario_json, base.workload.kind, base_dir);
+  if (base.disaggregation.enabled) {
+    const nlohmann::json& d = scenario_json.at("disaggregation");
+    if (d.contains("kv_transfer")) in.kv_transfer = d["kv_transfer"];
+    if (!o.pd_ratios) {
+      o.pd_ratios = {{base.disaggregation.prefill.instances, base.disaggregation.decode.instances}};
+    }
+  }
+  const bool disaggregated = o.pd_ratios && !o.pd_ratios->empty();
+  if (!o.aggregated && !disaggregated) {
+    throw ConfigError(
+        "plan: --no-aggregated leaves no candidate: give the disaggregated groups to search, "
+        "e.g. --pd 1:1,2:1 (or a scenario with a disaggregation block)");
+  }
+  if (!disaggregated && (!o.prefill_tp.empty() || !o.decode_tp.empty())) {
+    throw ConfigError(
+        "--prefill-tp and --decode-tp size disaggregated candidates: add --pd P:D (e.g. "
+        "--pd 1:1,2:1)");
+  }
   return in;
 }
 
@@ -132,7 +159,8 @@ PlanState::PlanState(Inputs inputs, const Catalog& catalog_in, WorkShare& share_
       share(share_in),
       options(std::move(inputs.options)),
       scenario(std::move(inputs.scenario)),
-      evaluator(options, scenario.config, std::move(inputs.open_arrival)) {
+      evaluator(options, scenario.config, std::move(inputs.open_arrival),
+                std::move(inputs.kv_transfer)) {
   const ModelSpec& model = scenario.config.model;
   report.model = model.name;
   report.model_repo = model.hf_repo;
@@ -142,6 +170,11 @@ PlanState::PlanState(Inputs inputs, const Catalog& catalog_in, WorkShare& share_
   report.slos = options.slos;
   report.max_error_rate = options.max_error_rate;
   report.requests = options.requests;
+  const KvTransferSpec link = scenario.config.disaggregation.enabled
+                                  ? scenario.config.disaggregation.kv_transfer
+                                  : KvTransferSpec();
+  report.kv_connector = link.connector;
+  report.kv_link = link.link;
 }
 
 bool PlanState::stop_requested() {

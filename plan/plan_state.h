@@ -12,7 +12,8 @@
 // own candidate's slots. Every rank of `share` holds the same state after each step.
 // Invariants:
 //   1. candidates, gpu_of, memory_plans and probes are indexed alike: by candidate index,
-//      in enumeration order (GPU x TP x PP x max_num_seqs), never reordered — which keeps
+//      in enumeration order (per GPU: TP x PP x max_num_seqs, then the disaggregated
+//      groups), never reordered — which keeps
 //      the report independent of thread and rank counts.
 //   2. order is a permutation of the candidate indices; only ranking reorders it.
 //   3. options, scenario and evaluator are fixed at construction (const).

@@ -1,14 +1,15 @@
 // Planner: from a workload, a target load and SLOs to GPUs, parallelism, engine flags,
 // replicas and cost — by simulation. `servesim plan` is its front end; docs/planning.md
 // states the method. In short:
-//   1. Enumerate candidates: GPU x TP x PP x max_num_seqs (the scenario — a file, or JSON
-//      the CLI builds from --model/--input-len/--output-len — gives the model, the workload
-//      shape and every other flag; --fix overrides scenario keys).
+//   1. Enumerate candidates: GPU x TP x PP x max_num_seqs, then on each GPU disaggregated
+//      groups of P:D x prefill TP x decode TP x PP x max_num_seqs (the scenario — a file,
+//      or JSON the CLI builds from --model/--input-len/--output-len — gives the model, the
+//      workload shape and every other flag; --fix overrides scenario keys).
 //   2. Prune without simulating: invalid parallelism (TP must divide the heads), MemoryPlan
 //      says it does not fit (weights, or max_model_len beyond the KV capacity), one replica
 //      exceeds --max-gpus or the budget.
 //   3. Per survivor, the highest load one replica sustains: a saturation probe (closed
-//      loop, max_num_seqs clients) bounds it by X requests/s; then bisection on [0, X]
+//      loop, max_num_seqs clients per engine) bounds it by X requests/s; then bisection on [0, X]
 //      (or on clients in [0, 2 max_num_seqs]) until (hi - lo) <= 5% of hi or 7 steps. A load
 //      is sustained when every SLO percentile holds, the error rate is within the limit and
 //      (open loop) completed requests/s reach 90% of the offered rate. Every evaluation
@@ -46,6 +47,12 @@
 
 namespace servesim {
 
+// One disaggregated group's instance counts ("2P1D" is {2, 1}).
+struct PdRatio {
+  int prefill = 1;
+  int decode = 1;
+};
+
 struct PlanOptions {
   std::string scenario_path;  // model, workload shape, engine flags, SLOs
   // Read instead of a file when scenario_path is empty: the scenario as its file would hold
@@ -64,6 +71,14 @@ struct PlanOptions {
   // KV offload: host-tier sizes to search, GiB (vLLM --kv-offloading-size); 0 = no offload.
   // Empty: the scenario's.
   std::vector<double> kv_offloading_sizes;
+  // Prefill/decode disaggregation: the P:D instance counts of one group to search besides
+  // the aggregated candidates, each role's TP from prefill_tp / decode_tp (empty: the TP
+  // axis) and the scenario's kv_transfer (NixlConnector over InfiniBand without one).
+  // nullopt: the scenario's disaggregation block's P:D, none without a block.
+  std::optional<std::vector<PdRatio>> pd_ratios;
+  std::vector<int> prefill_tp;
+  std::vector<int> decode_tp;
+  bool aggregated = true;                     // false: disaggregated candidates only
   std::optional<int> max_gpus;                // whole deployment
   std::optional<double> max_budget_per_hour;  // dollars per hour, whole deployment
   int top_k = 3;                              // candidates verified with a full-cluster simulation

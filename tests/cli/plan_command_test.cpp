@@ -133,12 +133,38 @@ TEST(PlanCommand, MissingOrConflictingWorkloadFlagsAreOneLineErrors) {
   }
 }
 
+// A scenario with a disaggregation block used to fail ("data_parallel_size must be 1 with
+// disaggregation"); now its P:D is searched against aggregated replicas.
+TEST(PlanCommand, ADisaggregatedScenarioSearchesBothFamiliesAndPrintsTheRolesLines) {
+  const CliResult r = run_servesim("plan " SERVESIM_SOURCE_DIR
+                                   "/configs/scenarios/disagg-long-prompts.json --target-qps 3 "
+                                   "--gpus H100-SXM --tp 1,2 --requests 300 --top 1 --threads 1");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* s : {"| 2P TP1 + 1D TP2", "winner: 1 group of 2P TP1 + 1D TP2 on H100-SXM",
+                        "  prefill: vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 1",
+                        "  decode:  vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2",
+                        "best aggregated: 3 x H100-SXM replica(s) of TP 2"}) {
+    EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
+  }
+  const CliResult only = run_servesim("plan " SERVESIM_SOURCE_DIR
+                                      "/configs/scenarios/quickstart.json --target-qps 4 --gpus "
+                                      "H100-SXM --tp 1 --requests 100 --pd 1:1,2:1 "
+                                      "--no-aggregated --json");
+  ASSERT_EQ(only.exit_code, 0) << only.err;
+  const nlohmann::json j = nlohmann::json::parse(only.out);
+  EXPECT_EQ(j["candidates_enumerated"], 2);
+  for (const nlohmann::json& c : j["candidates"]) EXPECT_TRUE(c.contains("disaggregation"));
+}
+
 TEST(PlanCommand, BadInputsAreOneLineErrorsWithStatus2) {
   const std::string base = "plan " SERVESIM_SOURCE_DIR "/configs/scenarios/quickstart.json ";
   for (const std::string& args :
        {base + "--target-qps 5 --slo latency:p99=1", base + "--slo ttft:p99=1",
         base + "--target-qps 5 --target-concurrency 4", base + "--target-qps 5 --tp 4 --max-gpus 2",
-        base + "--target-qps 5 --tp 3"}) {
+        base + "--target-qps 5 --tp 3", base + "--target-qps 5 --pd 1",
+        base + "--target-qps 5 --pd 0:1", base + "--target-qps 5 --pd none,1:1",
+        base + "--target-qps 5 --pd 1:x", base + "--target-qps 5 --no-aggregated",
+        base + "--target-qps 5 --prefill-tp 2"}) {
     const CliResult r = run_servesim(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;

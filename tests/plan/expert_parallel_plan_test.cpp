@@ -55,7 +55,7 @@ TEST(ExpertParallelPlan, FixingThePlacementKeepsOneAndTheServeLineNamesIt) {
   EXPECT_TRUE(w.expert_parallel);
   EXPECT_EQ(w.dp, 2);
   EXPECT_EQ(w.total_gpus, w.replicas * 4);
-  const std::string cmd = r.vllm_command();
+  const std::string cmd = r.vllm_commands().at(0);
   EXPECT_NE(cmd.find("--tensor-parallel-size 2 --data-parallel-size 2 --enable-expert-parallel"),
             std::string::npos)
       << cmd;

@@ -72,7 +72,7 @@ TEST(Planner, PicksTheKnownCheapestDeploymentAndVerifiesIt) {
   EXPECT_EQ(a100.gpu, "A100-80GB-SXM");
   EXPECT_EQ(a100.replicas, 2);
   EXPECT_GT(a100.cost_per_hour, w.cost_per_hour);
-  const std::string cmd = r.vllm_command();
+  const std::string cmd = r.vllm_commands().at(0);
   EXPECT_NE(cmd.find("vllm serve meta-llama/Llama-2-7b-hf"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--tensor-parallel-size 1"), std::string::npos) << cmd;
   EXPECT_NE(cmd.find("--max-model-len 4096"), std::string::npos) << cmd;
@@ -173,7 +173,7 @@ TEST(Planner, AnUnreachableSloSaysSoAndWhatWouldHaveToChange) {
   o.slos = {parse_slo_target("tpot:p99=1ms")};
   const PlanReport r = plan(o, Catalog());
   EXPECT_FALSE(r.feasible());
-  EXPECT_EQ(r.vllm_command(), "");
+  EXPECT_TRUE(r.vllm_commands().empty());
   const PlanCandidate& closest = r.candidates.front();
   EXPECT_EQ(closest.status, CandidateStatus::kSloUnreachable);
   EXPECT_NE(closest.suggestion.find("relax tpot:p99"), std::string::npos) << closest.suggestion;
@@ -278,7 +278,7 @@ TEST(Planner, SearchesTheHostKvTierAsAKnob) {
   EXPECT_GT(with->sustained, without->sustained);
   EXPECT_LE(with->total_gpus, without->total_gpus);
   EXPECT_TRUE(r.candidates.front().engine.kv_offloading_size_gib.has_value());
-  const std::string cmd = r.vllm_command();
+  const std::string cmd = r.vllm_commands().at(0);
   EXPECT_NE(cmd.find("--kv-offloading-size 64 --kv-offloading-backend native"), std::string::npos)
       << cmd;
   EXPECT_NE(r.to_table(10).find("+64 GiB host KV"), std::string::npos);

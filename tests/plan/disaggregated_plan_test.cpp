@@ -1,0 +1,228 @@
+// The planner searches prefill/decode-disaggregated groups against aggregated replicas: the
+// groups it enumerates, the deployment a group's evaluation simulates, the regimes where
+// each family wins (the two bundled disagg scenarios), the serve lines and report fields of
+// a disaggregated winner, and the one-line refusals.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "models/config_error.h"
+#include "plan/evaluator.h"
+#include "plan/planner.h"
+
+namespace servesim {
+namespace {
+
+PlanOptions scenario_plan(const char* scenario, double target_qps) {
+  PlanOptions o;
+  o.scenario_path = std::string(SERVESIM_SOURCE_DIR "/configs/scenarios/") + scenario;
+  o.target_load = target_qps;
+  o.gpus = {"H100-SXM"};
+  o.tp = {1, 2};
+  o.requests = 300;
+  o.top_k = 1;
+  o.threads = 1;
+  return o;
+}
+
+// A dense 8B model, short requests: fast to plan.
+PlanOptions small_plan() {
+  PlanOptions o;
+  o.scenario = nlohmann::json::parse(R"({
+    "model": "Llama-3.1-8B", "gpu": "H100-SXM",
+    "engine": {"max_model_len": 4096},
+    "workload": {"arrival": {"type": "poisson", "rate_qps": 1}, "prompt_tokens": 512,
+                 "output_tokens": 32, "num_requests": 100},
+    "slo": {"ttft_s": 2, "tpot_s": 0.1},
+    "seed": 3
+  })");
+  o.target_load = 4;  // requests/s
+  o.gpus = {"H100-SXM"};
+  o.tp = {1};
+  o.requests = 100;
+  o.top_k = 1;
+  o.threads = 1;
+  return o;
+}
+
+const PlanCandidate* first_of_family(const PlanReport& r, bool disaggregated) {
+  for (const PlanCandidate& c : r.candidates) {
+    if (c.disaggregated() == disaggregated) return &c;
+  }
+  return nullptr;
+}
+
+TEST(DisaggregatedPlan, EnumeratesEveryRatioAndRoleTpAfterTheAggregatedCandidates) {
+  PlanOptions o = small_plan();
+  o.pd_ratios = {{{1, 1}, {2, 1}}};
+  o.prefill_tp = {1, 2};
+  o.decode_tp = {1};
+  const PlanReport r = plan(o, Catalog());
+  // TP 1 aggregated, then 1:1 and 2:1 with prefill TP 1 or 2 and decode TP 1.
+  EXPECT_EQ(r.enumerated, 5u);
+  int groups = 0;
+  for (const PlanCandidate& c : r.candidates) {
+    if (!c.disaggregated()) {
+      EXPECT_EQ(c.gpus_per_replica, 1);
+      continue;
+    }
+    ++groups;
+    EXPECT_EQ(c.tp, 1);
+    EXPECT_EQ(c.gpus_per_replica, c.prefill_instances * c.prefill_tp + c.decode_instances);
+  }
+  EXPECT_EQ(groups, 4);
+  o.aggregated = false;
+  EXPECT_EQ(plan(o, Catalog()).enumerated, 4u);
+}
+
+TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
+  PlanOptions o = small_plan();
+  o.slos = {parse_slo_target("ttft:p99=2")};
+  SimulationConfig base;
+  base.model = Catalog().resolve_model("Llama-3.1-8B");
+  base.workload.prompt_tokens = LengthDistribution::fixed(512);
+  base.workload.output_tokens = LengthDistribution::fixed(32);
+  const Evaluator evaluator(o, base, nlohmann::json(),
+                            nlohmann::json::parse(R"({"link": "ethernet"})"));
+  PlanCandidate c;
+  c.prefill_instances = 2;
+  c.decode_instances = 1;
+  c.prefill_tp = 1;
+  c.tp = 4;
+  c.max_num_seqs = 64;
+  const HardwareSpec gpu = Catalog().resolve_gpu("H100-SXM");
+  const SimulationConfig cfg = evaluator.config(gpu, c, 3, PlanLoad::kQps, 2, 100);
+  ASSERT_TRUE(cfg.disaggregation.enabled);
+  EXPECT_EQ(cfg.disaggregation.prefill.instances, 6);
+  EXPECT_EQ(cfg.disaggregation.decode.instances, 3);
+  EXPECT_EQ(cfg.disaggregation.prefill.parallel.tp, 1);
+  EXPECT_EQ(cfg.disaggregation.decode.parallel.tp, 4);
+  EXPECT_EQ(cfg.disaggregation.decode.engine.max_num_seqs, 64);
+  EXPECT_EQ(cfg.disaggregation.prefill.gpu.name, "H100-SXM");
+  EXPECT_EQ(cfg.disaggregation.kv_transfer.link, "ethernet");
+  EXPECT_DOUBLE_EQ(cfg.disaggregation.kv_transfer.bandwidth_Bps, 12.5e9);
+  EXPECT_EQ(cfg.parallel.dp, 1);
+  EXPECT_EQ(cfg.disaggregation.total_gpus(), 18);
+  c.prefill_instances = 0;  // the same candidate aggregated: 3 data-parallel replicas
+  const SimulationConfig aggregated = evaluator.config(gpu, c, 3, PlanLoad::kQps, 2, 100);
+  EXPECT_FALSE(aggregated.disaggregation.enabled);
+  EXPECT_EQ(aggregated.parallel.dp, 3);
+}
+
+// docs/disaggregation.md's winning regime: 8,000-token prompts under a 10 ms TPOT SLO. An
+// aggregated replica's decodes share steps with those prefills; a group's do not.
+TEST(DisaggregatedPlan, LongPromptsUnderATightTpotPickAGroupAndSayWhy) {
+  const PlanReport r = plan(scenario_plan("disagg-long-prompts.json", 3), Catalog());
+  ASSERT_TRUE(r.feasible()) << r.to_table(10);
+  const PlanCandidate& w = r.candidates.front();
+  ASSERT_TRUE(w.disaggregated()) << r.to_table(10);
+  EXPECT_TRUE(w.verified);
+  const PlanCandidate* aggregated = first_of_family(r, false);
+  ASSERT_NE(aggregated, nullptr);
+  EXPECT_GT(aggregated->cost_per_hour, w.cost_per_hour);
+  EXPECT_EQ(aggregated->limit, "SLO tpot:p99") << aggregated->reason;
+  const std::vector<std::string> commands = r.vllm_commands();
+  ASSERT_EQ(commands.size(), 2u);
+  EXPECT_NE(commands[0].find("--tensor-parallel-size " + std::to_string(w.prefill_tp)),
+            std::string::npos);
+  EXPECT_NE(commands[1].find("--tensor-parallel-size " + std::to_string(w.tp)), std::string::npos);
+  for (const std::string& cmd : commands) {
+    EXPECT_NE(
+        cmd.find(R"(--kv-transfer-config '{"kv_connector":"NixlConnector","kv_role":"kv_both"}')"),
+        std::string::npos)
+        << cmd;
+  }
+  const std::string table = r.to_table(10);
+  for (const char* s : {"winner: 1 group of 2P TP1 + 1D TP", "  prefill: vllm serve",
+                        "  decode:  vllm serve", "KV over infiniband", "best aggregated: ",
+                        "more)\n    it sustains", "\n    the winner sustains"}) {
+    EXPECT_NE(table.find(s), std::string::npos) << s << "\n" << table;
+  }
+  const nlohmann::json j = r.to_json();
+  EXPECT_FALSE(j.contains("vllm_command"));
+  EXPECT_EQ(j["vllm_prefill_command"], commands[0]);
+  EXPECT_EQ(j["vllm_decode_command"], commands[1]);
+  EXPECT_EQ(j["kv_transfer"]["connector"], "NixlConnector");
+  EXPECT_EQ(j["candidates"][0]["disaggregation"]["prefill_instances"], w.prefill_instances);
+  EXPECT_EQ(j["candidates"][0]["deployment"], w.shape());
+  EXPECT_NE(r.to_csv().find("," + w.shape() + "\n"), std::string::npos);
+}
+
+// The losing regime: 256-token prompts leave little interference to remove, and a group
+// needs two GPUs where one aggregated replica serves the load.
+TEST(DisaggregatedPlan, ShortPromptsPickAggregatedAndNameTheBestGroup) {
+  const PlanReport r = plan(scenario_plan("disagg-short-prompts.json", 20), Catalog());
+  ASSERT_TRUE(r.feasible()) << r.to_table(10);
+  EXPECT_FALSE(r.candidates.front().disaggregated()) << r.to_table(10);
+  ASSERT_NE(first_of_family(r, true), nullptr);
+  EXPECT_EQ(r.vllm_commands().size(), 1u);
+  const std::string table = r.to_table(10);
+  EXPECT_NE(table.find("best disaggregated: 1 group of 1P TP1 + 1D TP1"), std::string::npos)
+      << table;
+}
+
+TEST(DisaggregatedPlan, AScenarioBlockGivesTheRatioAndNoneSearchesAggregatedOnly) {
+  PlanOptions o = scenario_plan("disagg-short-prompts.json", 4);
+  o.tp = {1};
+  PlanReport r = plan(o, Catalog());
+  EXPECT_EQ(r.enumerated, 2u);  // TP 1, and the scenario's 1P1D
+  ASSERT_NE(first_of_family(r, true), nullptr);
+  EXPECT_EQ(first_of_family(r, true)->prefill_instances, 1);
+  o.pd_ratios = std::vector<PdRatio>{};
+  r = plan(o, Catalog());
+  EXPECT_EQ(r.enumerated, 1u);
+  EXPECT_EQ(first_of_family(r, true), nullptr);
+}
+
+TEST(DisaggregatedPlan, GroupsTheSimulatorRefusesAreInvalidWithTheReason) {
+  PlanOptions o = small_plan();
+  o.pd_ratios = {{{1, 1}}};
+  o.kv_offloading_sizes = {0, 16};
+  PlanReport r = plan(o, Catalog());
+  int invalid = 0;
+  for (const PlanCandidate& c : r.candidates) {
+    if (c.disaggregated() && c.status == CandidateStatus::kInvalid) {
+      ++invalid;
+      EXPECT_NE(c.reason.find("KV offload with disaggregation"), std::string::npos) << c.reason;
+    }
+  }
+  EXPECT_EQ(invalid, 1);
+  // NVLink between the roles on a GPU without it: the scenario's link is checked per GPU.
+  o = small_plan();
+  o.scenario["disaggregation"] = nlohmann::json::parse(
+      R"({"prefill": {"instances": 1}, "decode": {"instances": 1},
+          "kv_transfer": {"link": "nvlink"}})");
+  o.gpus = {"H100-SXM", "L4"};
+  r = plan(o, Catalog());
+  int l4_groups = 0;
+  for (const PlanCandidate& c : r.candidates) {
+    if (!c.disaggregated()) continue;
+    if (c.gpu == "H100-SXM") {
+      EXPECT_NE(c.status, CandidateStatus::kInvalid) << c.reason;
+      continue;
+    }
+    ++l4_groups;
+    EXPECT_EQ(c.status, CandidateStatus::kInvalid);
+    EXPECT_NE(c.reason.find("disaggregation.kv_transfer: link"), std::string::npos) << c.reason;
+  }
+  EXPECT_EQ(l4_groups, 1);
+}
+
+TEST(DisaggregatedPlan, BadOptionsAreOneLineErrors) {
+  PlanOptions o = small_plan();
+  o.aggregated = false;
+  EXPECT_THROW(plan(o, Catalog()), ConfigError);  // no group to search
+  o = small_plan();
+  o.prefill_tp = {2};
+  EXPECT_THROW(plan(o, Catalog()), ConfigError);  // role TP without --pd
+  o = small_plan();
+  o.pd_ratios = {{{0, 1}}};
+  EXPECT_THROW(plan(o, Catalog()), ConfigError);
+  o = small_plan();
+  o.pd_ratios = {{{1, 1}}};
+  o.decode_tp = {0};
+  EXPECT_THROW(plan(o, Catalog()), ConfigError);
+}
+
+}  // namespace
+}  // namespace servesim
