@@ -190,8 +190,11 @@ void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement p
 }
 
 // Both roles must fit; the decode role's plan is kept (it holds the KV the SLOs depend on).
+// max_num_seqs replaces each role's own only when --max-num-seqs lists values: a scenario's
+// roles may set theirs apart.
 MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const HardwareSpec& gpu,
                                int max_num_seqs) {
+  const bool listed = !state.options.max_num_seqs.empty();
   try {
     (void)state.evaluator.kv_transfer(gpu);
   } catch (const ConfigError& e) {
@@ -202,7 +205,7 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
   PlanCandidate prefill = c;
   prefill.tp = c.prefill_tp;
   EngineConfig prefill_engine = state.evaluator.role_engine(true);
-  prefill_engine.max_num_seqs = max_num_seqs;
+  if (listed) prefill_engine.max_num_seqs = max_num_seqs;
   prune(prefill, model, gpu, prefill_engine);
   if (prefill.status != CandidateStatus::kFeasible) {
     c.status = prefill.status;
@@ -214,7 +217,7 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
   }
   c.prefill_engine = prefill.engine;
   EngineConfig decode_engine = state.evaluator.role_engine(false);
-  decode_engine.max_num_seqs = max_num_seqs;
+  if (listed) decode_engine.max_num_seqs = max_num_seqs;
   MemoryPlan mp = prune(c, model, gpu, decode_engine);
   if (c.status != CandidateStatus::kFeasible) c.reason = "decode instance: " + c.reason;
   return mp;

@@ -68,7 +68,7 @@ const EngineConfig& Evaluator::role_engine(bool prefill) const {
 }
 
 // `groups` copies of the candidate's group: its instance counts scaled, each role's own TP and
-// the engine flags it starts from with the candidate's max_num_seqs.
+// the engine flags it starts from with the candidate's max_num_seqs for that role.
 void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
                                    const PlanCandidate& c, int groups) const {
   DisaggregationSpec& d = cfg.disaggregation;
@@ -84,7 +84,7 @@ void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gp
     role.parallel.dp = 1;
     role.parallel.servers = 1;
     role.engine = role_engine(prefill);
-    role.engine.max_num_seqs = c.max_num_seqs;
+    role.engine.max_num_seqs = prefill ? c.prefill_engine.max_num_seqs : c.max_num_seqs;
   }
   cfg.parallel.dp = 1;
   cfg.parallel.servers = 1;

@@ -51,7 +51,8 @@ struct PlanCandidate {
   int decode_instances = 0;
   int prefill_tp = 0;
   EngineConfig prefill_engine;  // resolved flags of a prefill instance
-  int max_num_seqs = 0;         // sequences; resolved (vLLM's default filled in)
+  int max_num_seqs = 0;         // sequences; resolved (vLLM's default filled in); a group's
+                                // decode instances'
   EngineConfig engine;          // resolved flags, for the vllm serve line
   int gpus_per_replica = 1;
   double price_per_gpu_hour = 0;  // dollars
@@ -81,10 +82,12 @@ struct PlanCandidate {
   double gap = 0;                     // infeasible: how far off, as a ratio (1 = just)
 
   bool disaggregated() const { return prefill_instances > 0; }
-  // Sequences one replica holds at once: max_num_seqs per engine that keeps a sequence for
-  // its whole life (every instance of a group: a prefill instance holds its queue).
+  // Sequences one replica holds at once: max_num_seqs of each engine (every instance of a
+  // group: a prefill instance holds its queue).
   int slots() const {
-    return disaggregated() ? (prefill_instances + decode_instances) * max_num_seqs : max_num_seqs;
+    return disaggregated()
+               ? prefill_instances * prefill_engine.max_num_seqs + decode_instances * max_num_seqs
+               : max_num_seqs;
   }
   // "TP 2", "TP 2 PP 2 EP 8 (DP 4)", or "2P TP 1 + 1D TP 2" for a disaggregated group.
   std::string shape() const;

@@ -215,7 +215,9 @@ std::optional<SweepReport> run_shared_sweep(const nlohmann::json& scenario,
       return;
     }
     parsed.config.sample_interval_s = 0;  // no time series: a sweep reports aggregates
-    point.num_gpus = parsed.config.parallel.total_gpus();
+    const SimulationConfig& c = parsed.config;
+    point.num_gpus =
+        c.disaggregation.enabled ? c.disaggregation.total_gpus() : c.parallel.total_gpus();
     try {
       Simulation simulation(parsed.config);
       StopObserver observer(stop_requested);

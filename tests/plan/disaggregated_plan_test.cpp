@@ -90,6 +90,7 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   c.prefill_tp = 1;
   c.tp = 4;
   c.max_num_seqs = 64;
+  c.prefill_engine.max_num_seqs = 16;
   const HardwareSpec gpu = Catalog().resolve_gpu("H100-SXM");
   const SimulationConfig cfg = evaluator.config(gpu, c, 3, PlanLoad::kQps, 2, 100);
   ASSERT_TRUE(cfg.disaggregation.enabled);
@@ -98,6 +99,8 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   EXPECT_EQ(cfg.disaggregation.prefill.parallel.tp, 1);
   EXPECT_EQ(cfg.disaggregation.decode.parallel.tp, 4);
   EXPECT_EQ(cfg.disaggregation.decode.engine.max_num_seqs, 64);
+  EXPECT_EQ(cfg.disaggregation.prefill.engine.max_num_seqs, 16);
+  EXPECT_EQ(c.slots(), 2 * 16 + 64);
   EXPECT_EQ(cfg.disaggregation.prefill.gpu.name, "H100-SXM");
   EXPECT_EQ(cfg.disaggregation.kv_transfer.link, "ethernet");
   EXPECT_DOUBLE_EQ(cfg.disaggregation.kv_transfer.bandwidth_Bps, 12.5e9);
@@ -172,6 +175,26 @@ TEST(DisaggregatedPlan, AScenarioBlockGivesTheRatioAndNoneSearchesAggregatedOnly
   r = plan(o, Catalog());
   EXPECT_EQ(r.enumerated, 1u);
   EXPECT_EQ(first_of_family(r, true), nullptr);
+}
+
+TEST(DisaggregatedPlan, RolesKeepTheirOwnMaxNumSeqsUnlessTheOptionsListValues) {
+  PlanOptions o = small_plan();
+  o.scenario["disaggregation"] = nlohmann::json::parse(
+      R"({"prefill": {"instances": 2, "engine": {"max_num_seqs": 8}},
+          "decode": {"instances": 1, "engine": {"max_num_seqs": 32}}})");
+  PlanReport r = plan(o, Catalog());
+  const PlanCandidate* group = first_of_family(r, true);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->prefill_instances, 2);
+  EXPECT_EQ(group->max_num_seqs, 32);
+  EXPECT_EQ(group->prefill_engine.max_num_seqs, 8);
+  EXPECT_EQ(group->slots(), 2 * 8 + 32);
+  o.max_num_seqs = {16};
+  r = plan(o, Catalog());
+  group = first_of_family(r, true);
+  ASSERT_NE(group, nullptr);
+  EXPECT_EQ(group->max_num_seqs, 16);
+  EXPECT_EQ(group->prefill_engine.max_num_seqs, 16);
 }
 
 TEST(DisaggregatedPlan, GroupsTheSimulatorRefusesAreInvalidWithTheReason) {

@@ -144,6 +144,20 @@ TEST(Sweep, APointThatDoesNotFitCarriesItsReasonAndTheOthersStillRun) {
   EXPECT_EQ(csv.substr(0, csv.find(',')), "gpu");
 }
 
+// A disaggregated point's GPUs are its roles' instances (the column said 1 before: the
+// top-level parallel block's).
+TEST(Sweep, ADisaggregatedPointCountsTheGpusOfBothRoles) {
+  SweepOptions o;
+  o.axes = {parse_sweep_axis("disaggregation.prefill.instances=1,3")};
+  o.overrides = {"workload.num_requests=30", "disaggregation.decode.tensor_parallel_size=2"};
+  const SweepReport r =
+      run_sweep(SERVESIM_SOURCE_DIR "/configs/scenarios/disagg-long-prompts.json", o, Catalog());
+  ASSERT_EQ(r.points.size(), 2u);
+  ASSERT_TRUE(r.points[0].error.empty()) << r.points[0].error;
+  EXPECT_EQ(r.points[0].num_gpus, 3);  // 1 x TP 1 + 1 x TP 2
+  EXPECT_EQ(r.points[1].num_gpus, 5);  // 3 x TP 1 + 1 x TP 2
+}
+
 TEST(Sweep, AMisspeltKeyAbortsWithTheKeyNamed) {
   SweepOptions o;
   o.axes = {parse_sweep_axis("engine.max_num_seq=8,16")};
