@@ -62,9 +62,11 @@ class Simulation::Driver final : public EventHandler,
     if (d.enabled) {
       router_ = Router(d.prefill_router, c.seed ^ 0x726f75746572ULL);
       num_prefill_ = static_cast<uint32_t>(d.prefill.instances);
+      ReplicaOptions prefill_options = options;
+      prefill_options.speculative = nullptr;
       for (int r = 0; r < d.prefill.instances; ++r) {
-        replicas_.emplace_back(std::make_unique<Replica>(r, sim.prefill_.scheduler,
-                                                         *sim.prefill_.cost_model, options));
+        replicas_.emplace_back(std::make_unique<Replica>(
+            r, sim.prefill_.scheduler, *sim.prefill_.cost_model, prefill_options));
       }
       links_.resize(static_cast<size_t>(d.decode.instances));
     }
@@ -550,6 +552,9 @@ void Simulation::build_disaggregated() {
       if (role == &d.prefill) {
         build_role(role->gpu, role->parallel, role->engine, prefill_.plan, prefill_.scheduler,
                    prefill_.cost_model);
+        // A prefill instance answers with the first token, which no draft precedes; its
+        // speculative config only sizes its memory (a draft model's weights).
+        prefill_.scheduler.num_speculative_tokens = 0;
       } else {
         build_role(role->gpu, role->parallel, role->engine, plan_, scheduler_config_, cost_model_);
       }

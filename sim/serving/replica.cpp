@@ -48,8 +48,10 @@ std::optional<double> Replica::begin_step(double now_s) {
   host_store_step_ = out.step;
   host_store_blocks_ = out.num_host_store_blocks;
   if (out.empty()) {
-    // Nothing runnable (a static batch gathering); the scheduler still expects an update.
-    result_.sampled_token_ids.clear();
+    // Nothing runnable (a static batch gathering, a decode instance's only request still
+    // pulling its KV); the scheduler still expects an update, with no speculative step's
+    // counts left over in it.
+    result_.clear();
     scheduler_.update(out, result_);
     return std::nullopt;
   }

@@ -104,6 +104,23 @@ TEST(SpeculativeDecoding, GainsAtLowBatchAndLosesAtHighBatch) {
   EXPECT_GT(ratio[2], 1.0);       // and turns into a loss: 5 tokens per sequence compute-bound
 }
 
+// Only decode instances speculate in a disaggregated deployment (a prefill instance's one
+// token has no draft before it). Requests arrive one at a time, so the decode instance often
+// has nothing to run while a request's KV arrives; such a step used to abort the run.
+TEST(SpeculativeDecoding, ADisaggregatedDeploymentSpeculatesOnItsDecodeInstances) {
+  nlohmann::json j = scenario(1, 40);
+  j["workload"]["arrival"] = {{"type", "poisson"}, {"rate_qps", 2}};
+  j["disaggregation"] = {{"prefill", {{"instances", 1}}}, {"decode", {{"instances", 1}}}};
+  const SimulationResult plain = run(j);
+  const SimulationResult spec = run(with_speculation(j, 0.7));
+  EXPECT_EQ(spec.summary.completed, 40u);
+  EXPECT_EQ(spec.summary.output_tokens, 40u * 128);
+  ASSERT_EQ(spec.replicas.size(), 2u);  // prefill, then decode
+  EXPECT_EQ(spec.replicas[0].steps, plain.replicas[0].steps);
+  EXPECT_LT(spec.replicas[1].steps, plain.replicas[1].steps * 0.7);
+  EXPECT_LT(spec.summary.tpot.mean_s, plain.summary.tpot.mean_s * 0.6);
+}
+
 TEST(SpeculativeDecoding, RefusesUnsupportedPolicies) {
   nlohmann::json j = with_speculation(scenario(1, 4), 0.6);
   j["engine"]["batching"] = "static";
