@@ -125,7 +125,11 @@ int main(int argc, char** argv) {
       print_gpus(catalog, json);
     }
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // --help and --version arrive as exceptions too, and succeed.
+    if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(e);
+    // A flag that does not parse is bad input like any other: one line and status 2.
+    std::cerr << "error: " << e.what() << " (--help lists the options)\n";
+    return 2;
   } catch (const ConfigError& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 2;

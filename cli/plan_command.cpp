@@ -138,6 +138,7 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
     }
   }
   p.kv_offloading_sizes = o.kv_offloading_sizes;
+  p.num_speculative_tokens = o.num_speculative_tokens;
   if (!o.pd.empty()) p.pd_ratios = pd_ratios_from_flag(o.pd);
   p.prefill_tp = o.prefill_tp;
   p.decode_tp = o.decode_tp;
@@ -213,6 +214,11 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_option("--kv-offloading-size", o.kv_offloading_sizes,
                   "Host KV tier sizes to search, GiB, 0 = none (vLLM --kv-offloading-size; "
                   "default: the scenario's)")
+      ->delimiter(',');
+  cmd->add_option("--num-speculative-tokens", o.num_speculative_tokens,
+                  "Draft tokens per step to search, 0 = no speculation (vLLM "
+                  "num_speculative_tokens; the method and acceptance come from the scenario's "
+                  "engine.speculative; default: the scenario's)")
       ->delimiter(',');
   cmd->add_option("--pd", o.pd,
                   "Also search prefill/decode-disaggregated groups of P:D instances, e.g. "

@@ -34,6 +34,7 @@ struct PlanCommandOptions {
   std::vector<int> pp;
   std::vector<int> max_num_seqs;
   std::vector<double> kv_offloading_sizes;  // GiB; 0 = none; empty: the scenario's
+  std::vector<int> num_speculative_tokens;  // draft tokens; 0 = none; empty: the scenario's
   std::vector<std::string> pd;              // "P:D" groups, or "none"; empty: the scenario's
   std::vector<int> prefill_tp;
   std::vector<int> decode_tp;

@@ -25,12 +25,19 @@ struct ExpertPlacement {
   int dp = 1;
 };
 
+// The engine flags one candidate varies from the engine it starts from (the scenario's, or a
+// disaggregated role's).
+struct EngineVariant {
+  std::optional<int> max_num_seqs;    // nullopt: the engine's own; 0: vLLM's default for the GPU
+  std::optional<double> offload_gib;  // host KV tier, GiB; nullopt: none
+  std::optional<int> speculative_tokens;  // draft tokens per step; nullopt: the engine's own
+};
+
 struct ParallelAxes {
   std::vector<int> tps;
   std::vector<int> pps;
   std::vector<ExpertPlacement> placements;
-  std::vector<int> seqs;  // max_num_seqs values; 0 takes vLLM's default for the GPU
-  std::vector<std::optional<double>> offload;  // host KV tier, GiB; nullopt = none
+  std::vector<EngineVariant> variants;  // --max-num-seqs x --kv-offloading-size x speculation
   // Disaggregated groups: P:D counts and each role's TP; no ratios: none searched.
   std::vector<PdRatio> ratios;
   std::vector<int> prefill_tps;
@@ -66,6 +73,27 @@ std::vector<ExpertPlacement> expert_placements(const PlanState& state) {
   return placements;
 }
 
+// Every combination of the engine-flag axes, in the order max_num_seqs, offload, speculation.
+std::vector<EngineVariant> engine_variants(const PlanOptions& o, const EngineConfig& base) {
+  std::vector<std::optional<int>> seqs(o.max_num_seqs.begin(), o.max_num_seqs.end());
+  if (seqs.empty()) seqs.push_back(std::nullopt);
+  std::vector<std::optional<double>> offload;
+  for (double gib : o.kv_offloading_sizes) {
+    offload.push_back(gib > 0 ? std::optional<double>(gib) : std::nullopt);
+  }
+  if (offload.empty()) offload.push_back(base.kv_offloading_size_gib);
+  std::vector<std::optional<int>> speculation(o.num_speculative_tokens.begin(),
+                                              o.num_speculative_tokens.end());
+  if (speculation.empty()) speculation.push_back(std::nullopt);
+  std::vector<EngineVariant> variants;
+  for (const std::optional<int>& n : seqs) {
+    for (const std::optional<double>& gib : offload) {
+      for (const std::optional<int>& k : speculation) variants.push_back({n, gib, k});
+    }
+  }
+  return variants;
+}
+
 ParallelAxes parallel_axes(const PlanState& state) {
   const PlanOptions& o = state.options;
   const SimulationConfig& base = state.scenario.config;
@@ -80,18 +108,48 @@ ParallelAxes parallel_axes(const PlanState& state) {
   }
   axes.pps = o.pp.empty() ? std::vector<int>{base.parallel.pp} : o.pp;
   axes.placements = expert_placements(state);
-  axes.seqs = o.max_num_seqs.empty() ? std::vector<int>{base.engine.max_num_seqs} : o.max_num_seqs;
+  axes.variants = engine_variants(o, base.engine);
   axes.ratios = o.pd_ratios.value_or(std::vector<PdRatio>{});
   axes.prefill_tps = o.prefill_tp.empty() ? axes.tps : o.prefill_tp;
   axes.decode_tps = o.decode_tp.empty() ? axes.tps : o.decode_tp;
-  if (o.kv_offloading_sizes.empty()) {
-    axes.offload = {base.engine.kv_offloading_size_gib};
-  } else {
-    for (double gib : o.kv_offloading_sizes) {
-      axes.offload.push_back(gib > 0 ? std::optional<double>(gib) : std::nullopt);
+  return axes;
+}
+
+// k draft tokens per step of the scenario's speculation `from`: one acceptance rate holds at
+// any k; a per-position list is cut to k, and a k beyond its length has no figure for the
+// positions past it (ConfigError).
+void set_speculative_tokens(EngineConfig& e, int k, const std::optional<SpeculativeConfig>& from) {
+  if (k == 0) {
+    e.speculative.reset();
+    return;
+  }
+  SpeculativeConfig s = *from;
+  std::vector<double>& a = s.acceptance;
+  if (!a.empty()) {
+    const bool one_rate = std::all_of(a.begin(), a.end(), [&](double p) { return p == a.front(); });
+    if (one_rate) {
+      a.assign(static_cast<size_t>(k), a.front());
+    } else if (static_cast<size_t>(k) > a.size()) {
+      throw ConfigError("engine.speculative.acceptance_per_position gives " +
+                        std::to_string(a.size()) + " positions, too few for " + std::to_string(k) +
+                        " draft tokens: list " + std::to_string(k) + " (or give acceptance_rate)");
+    } else {
+      a.resize(static_cast<size_t>(k));
     }
   }
-  return axes;
+  s.num_speculative_tokens = k;
+  e.speculative = std::move(s);
+}
+
+// `engine` with the variant's flags. Throws ConfigError for a speculation the scenario's
+// acceptance figures cannot describe.
+EngineConfig with_variant(EngineConfig engine, const EngineVariant& v,
+                          const std::optional<SpeculativeConfig>& speculation) {
+  if (v.max_num_seqs) engine.max_num_seqs = *v.max_num_seqs;
+  engine.kv_offloading_size_gib = v.offload_gib;
+  if (!v.offload_gib) engine.kv_offloading_bandwidth_Bps.reset();
+  if (v.speculative_tokens) set_speculative_tokens(engine, *v.speculative_tokens, speculation);
+  return engine;
 }
 
 // Limits that not even the smallest, cheapest replica meets are a mistake in the input,
@@ -165,7 +223,7 @@ MemoryPlan prune(PlanCandidate& c, const ModelSpec& model, const HardwareSpec& g
 }
 
 void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement placement,
-                   int max_num_seqs, std::optional<double> offload_gib) {
+                   const EngineVariant& variant) {
   const HardwareSpec& gpu = state.gpus[g];
   PlanCandidate c;
   c.gpu = gpu.name;
@@ -175,11 +233,13 @@ void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement p
   c.dp = placement.dp;
   c.gpus_per_replica = tp * pp * placement.dp;
   c.price_per_gpu_hour = gpu.price_per_hour_usd;
-  EngineConfig engine = state.scenario.config.engine;
-  engine.max_num_seqs = max_num_seqs;
-  engine.kv_offloading_size_gib = offload_gib;
-  if (!offload_gib) engine.kv_offloading_bandwidth_Bps.reset();
-  MemoryPlan mp = prune(c, state.scenario.config.model, gpu, engine);
+  const SimulationConfig& base = state.scenario.config;
+  MemoryPlan mp;
+  try {
+    mp = prune(c, base.model, gpu, with_variant(base.engine, variant, speculation_of(base)));
+  } catch (const ConfigError& e) {
+    mark_invalid(c, e.what());
+  }
   c.replicas = 1;
   c.total_gpus = c.gpus_per_replica;
   c.cost_per_hour = c.total_gpus * c.price_per_gpu_hour;
@@ -190,13 +250,17 @@ void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement p
 }
 
 // Both roles must fit; the decode role's plan is kept (it holds the KV the SLOs depend on).
-// max_num_seqs replaces each role's own only when --max-num-seqs lists values: a scenario's
-// roles may set theirs apart.
+// The variant applies to both roles' engines; max_num_seqs replaces each role's own only when
+// --max-num-seqs lists values (a scenario's roles may set theirs apart).
 MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const HardwareSpec& gpu,
-                               int max_num_seqs) {
-  const bool listed = !state.options.max_num_seqs.empty();
+                               const EngineVariant& variant) {
+  const std::optional<SpeculativeConfig>& speculation = speculation_of(state.scenario.config);
+  EngineConfig prefill_engine;
+  EngineConfig decode_engine;
   try {
     (void)state.evaluator.kv_transfer(gpu);
+    prefill_engine = with_variant(state.evaluator.role_engine(true), variant, speculation);
+    decode_engine = with_variant(state.evaluator.role_engine(false), variant, speculation);
   } catch (const ConfigError& e) {
     mark_invalid(c, e.what());
     return MemoryPlan();
@@ -204,8 +268,6 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
   const ModelSpec& model = state.scenario.config.model;
   PlanCandidate prefill = c;
   prefill.tp = c.prefill_tp;
-  EngineConfig prefill_engine = state.evaluator.role_engine(true);
-  if (listed) prefill_engine.max_num_seqs = max_num_seqs;
   prune(prefill, model, gpu, prefill_engine);
   if (prefill.status != CandidateStatus::kFeasible) {
     c.status = prefill.status;
@@ -216,8 +278,6 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
     return MemoryPlan();
   }
   c.prefill_engine = prefill.engine;
-  EngineConfig decode_engine = state.evaluator.role_engine(false);
-  if (listed) decode_engine.max_num_seqs = max_num_seqs;
   MemoryPlan mp = prune(c, model, gpu, decode_engine);
   if (c.status != CandidateStatus::kFeasible) c.reason = "decode instance: " + c.reason;
   return mp;
@@ -226,8 +286,7 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
 // One group of ratio.prefill prefill instances (TP prefill_tp) and ratio.decode decode
 // instances (TP decode_tp), both with PP pp on GPU g.
 void add_disaggregated_candidate(PlanState& state, size_t g, PdRatio ratio, int prefill_tp,
-                                 int decode_tp, int pp, int max_num_seqs,
-                                 std::optional<double> offload_gib) {
+                                 int decode_tp, int pp, const EngineVariant& variant) {
   const HardwareSpec& gpu = state.gpus[g];
   PlanCandidate c;
   c.gpu = gpu.name;
@@ -236,14 +295,14 @@ void add_disaggregated_candidate(PlanState& state, size_t g, PdRatio ratio, int 
   c.prefill_tp = prefill_tp;
   c.tp = decode_tp;
   c.pp = pp;
-  c.max_num_seqs = max_num_seqs;
+  c.max_num_seqs = variant.max_num_seqs.value_or(state.evaluator.role_engine(false).max_num_seqs);
   c.gpus_per_replica = (ratio.prefill * prefill_tp + ratio.decode * decode_tp) * pp;
   c.price_per_gpu_hour = gpu.price_per_hour_usd;
   MemoryPlan mp;
-  if (offload_gib) {
+  if (variant.offload_gib) {
     mark_invalid(c, "KV offload with disaggregation is not modelled yet");
   } else {
-    mp = prune_disaggregated(c, state, gpu, max_num_seqs);
+    mp = prune_disaggregated(c, state, gpu, variant);
   }
   c.replicas = 1;
   c.total_gpus = c.gpus_per_replica;
@@ -258,10 +317,8 @@ void add_aggregated_candidates(PlanState& state, size_t g, const ParallelAxes& a
   for (int tp : axes.tps) {
     for (int pp : axes.pps) {
       for (const ExpertPlacement& placement : axes.placements) {
-        for (int max_num_seqs : axes.seqs) {
-          for (const std::optional<double>& offload : axes.offload) {
-            add_candidate(state, g, tp, pp, placement, max_num_seqs, offload);
-          }
+        for (const EngineVariant& variant : axes.variants) {
+          add_candidate(state, g, tp, pp, placement, variant);
         }
       }
     }
@@ -273,11 +330,8 @@ void add_disaggregated_candidates(PlanState& state, size_t g, const ParallelAxes
     for (int prefill_tp : axes.prefill_tps) {
       for (int decode_tp : axes.decode_tps) {
         for (int pp : axes.pps) {
-          for (int max_num_seqs : axes.seqs) {
-            for (const std::optional<double>& offload : axes.offload) {
-              add_disaggregated_candidate(state, g, ratio, prefill_tp, decode_tp, pp, max_num_seqs,
-                                          offload);
-            }
+          for (const EngineVariant& variant : axes.variants) {
+            add_disaggregated_candidate(state, g, ratio, prefill_tp, decode_tp, pp, variant);
           }
         }
       }

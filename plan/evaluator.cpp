@@ -42,11 +42,19 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate&
   cfg.engine.max_num_seqs = c.max_num_seqs;
   cfg.engine.kv_offloading_size_gib = c.engine.kv_offloading_size_gib;
   cfg.engine.kv_offloading_bandwidth_Bps = c.engine.kv_offloading_bandwidth_Bps;
+  cfg.engine.speculative = c.engine.speculative;
   if (c.disaggregated()) {
     set_disaggregation(cfg, gpu, c, replicas);
   } else {
     cfg.disaggregation.enabled = false;
     cap_kv_blocks(cfg, c);
+  }
+  // The planner deploys every replica (every decode instance of a group, which streams the
+  // answers) as a vllm serve of its own, each with its own API server, where one simulated
+  // deployment of dp replicas has the one that `vllm serve --data-parallel-size` starts.
+  if (cfg.service.enabled) {
+    cfg.service.frontend.station.workers *=
+        c.disaggregated() ? replicas * c.decode_instances : replicas;
   }
   cfg.metrics.price_per_gpu_hour = 0;  // each GPU's own catalog price
   cfg.sample_interval_s = 0;
@@ -68,7 +76,8 @@ const EngineConfig& Evaluator::role_engine(bool prefill) const {
 }
 
 // `groups` copies of the candidate's group: its instance counts scaled, each role's own TP and
-// the engine flags it starts from with the candidate's max_num_seqs for that role.
+// the engine flags it starts from with the candidate's max_num_seqs and speculation for that
+// role.
 void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
                                    const PlanCandidate& c, int groups) const {
   DisaggregationSpec& d = cfg.disaggregation;
@@ -85,6 +94,7 @@ void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gp
     role.parallel.servers = 1;
     role.engine = role_engine(prefill);
     role.engine.max_num_seqs = prefill ? c.prefill_engine.max_num_seqs : c.max_num_seqs;
+    role.engine.speculative = prefill ? c.prefill_engine.speculative : c.engine.speculative;
   }
   cfg.parallel.dp = 1;
   cfg.parallel.servers = 1;
@@ -96,8 +106,12 @@ void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gp
 void Evaluator::cap_kv_blocks(SimulationConfig& cfg, const PlanCandidate& c) const {
   if (cfg.engine.num_gpu_blocks_override || reuses_prefixes_) return;
   const double per_seq = std::min<double>(c.engine.max_model_len, longest_request_tokens_);
-  const int64_t needed = static_cast<int64_t>(c.max_num_seqs) *
-                         (static_cast<int64_t>(std::ceil(per_seq / c.engine.block_size)) + 1);
+  const int64_t per_seq_blocks = static_cast<int64_t>(std::ceil(per_seq / c.engine.block_size)) + 1;
+  // vLLM refuses a cache that cannot hold one max_model_len sequence, however few run at once.
+  const int64_t one_full_sequence =
+      (c.engine.max_model_len + c.engine.block_size - 1) / c.engine.block_size;
+  const int64_t needed =
+      std::max(static_cast<int64_t>(c.max_num_seqs) * per_seq_blocks, one_full_sequence);
   if (needed < c.kv_cache_tokens / c.engine.block_size) {
     cfg.engine.num_gpu_blocks_override = needed;
   }

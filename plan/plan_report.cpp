@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
+#include "models/speculative_config.h"
 #include "plan/plan_text.h"
 #include "sim/core/csv_line.h"
 
@@ -26,6 +28,18 @@ nlohmann::json latency_json(const MetricsSummary& m) {
   return j;
 }
 
+// Draft tokens per step of the candidate's (decode) engine; 0 without speculation.
+int speculative_tokens(const PlanCandidate& c) {
+  return c.engine.speculative ? c.engine.speculative->num_speculative_tokens : 0;
+}
+
+// The CSVs' last columns: the host KV tier, GiB (empty: none), and the draft tokens per step.
+std::string engine_flag_columns(const PlanCandidate& c) {
+  const std::optional<double>& gib = c.engine.kv_offloading_size_gib;
+  return "," + (gib ? format_number("%g", *gib) : std::string()) + "," +
+         std::to_string(speculative_tokens(c));
+}
+
 // Milliseconds of `seconds` in `format`; "-" when nothing was measured.
 std::string ms(double seconds, const char* format) {
   return std::isnan(seconds) ? std::string("-") : format_number(format, seconds * 1e3);
@@ -44,6 +58,7 @@ nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
       {"kv_offloading_size_gib", c.engine.kv_offloading_size_gib
                                      ? nlohmann::json(*c.engine.kv_offloading_size_gib)
                                      : nlohmann::json()},
+      {"num_speculative_tokens", speculative_tokens(c)},
       {"status", candidate_status_name(c.status)},
       {"limit", c.limit},
       {"reason", c.reason},
@@ -81,6 +96,7 @@ nlohmann::json pareto_json(const PlanReport& report) {
                     {"pp", c.pp},
                     {"deployment", c.shape()},
                     {"max_num_seqs", c.max_num_seqs},
+                    {"num_speculative_tokens", speculative_tokens(c)},
                     {"load", p.load},
                     {"tokens_per_s_per_user", p.tokens_per_s_per_user},
                     {"tokens_per_s_per_gpu", p.tokens_per_s_per_gpu}});
@@ -115,10 +131,18 @@ std::string expert_parallel_label(const PlanCandidate& c) {
   return "EP" + std::to_string(c.tp * c.dp) + " (DP" + std::to_string(c.dp) + ")";
 }
 
-// " +64 GiB host KV" for a candidate with a KV offload tier, else "".
-std::string offload_label(const PlanCandidate& c) {
-  if (!c.engine.kv_offloading_size_gib) return "";
-  return format_number(" +%g GiB host KV", *c.engine.kv_offloading_size_gib);
+// " +64 GiB host KV" for a candidate with a KV offload tier, " +ngram k=3" for one that
+// speculates, both, or "".
+std::string engine_label(const PlanCandidate& c) {
+  std::string out;
+  if (c.engine.kv_offloading_size_gib) {
+    out += format_number(" +%g GiB host KV", *c.engine.kv_offloading_size_gib);
+  }
+  if (c.engine.speculative) {
+    out += " +" + std::string(speculative_method_name(c.engine.speculative->method)) +
+           " k=" + std::to_string(speculative_tokens(c));
+  }
+  return out;
 }
 
 // Nothing is feasible: the closest candidates (at least one) and what each would need.
@@ -128,7 +152,7 @@ std::string closest_text(const PlanReport& r, size_t rows) {
   for (const PlanCandidate& c : r.candidates) {
     if (shown == std::max<size_t>(rows, 1)) break;
     ++shown;
-    out += "  " + c.gpu + " " + c.shape() + offload_label(c) + " max_num_seqs " +
+    out += "  " + c.gpu + " " + c.shape() + engine_label(c) + " max_num_seqs " +
            std::to_string(c.max_num_seqs) + ": " + c.reason + "\n";
     if (!c.suggestion.empty()) out += "      would need: " + c.suggestion + "\n";
   }
@@ -154,14 +178,14 @@ std::string ranked_rows(const PlanReport& r, size_t rows) {
     std::string label;
     if (c.disaggregated()) label = " | " + c.shape();
     if (c.expert_parallel) label = " | " + expert_parallel_label(c);
+    const std::string flags = engine_label(c).empty() ? "" : " |" + engine_label(c);
     std::snprintf(line, sizeof line,
                   "%4zu  %-14s %3s %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s%s\n",
                   k + 1, c.gpu.c_str(), tp.c_str(), c.pp, c.max_num_seqs, c.replicas, c.total_gpus,
                   c.cost_per_hour, c.usd_per_million_tokens, ms(m.ttft.p50_s, "%.1f").c_str(),
                   ms(m.ttft.p99_s, "%.1f").c_str(), ms(m.tpot.p50_s, "%.2f").c_str(),
                   ms(m.tpot.p99_s, "%.2f").c_str(), c.headroom * 100, c.limit.c_str(),
-                  c.verified ? "" : " (not verified)", label.c_str(),
-                  c.engine.kv_offloading_size_gib ? (" |" + offload_label(c)).c_str() : "");
+                  c.verified ? "" : " (not verified)", label.c_str(), flags.c_str());
     out += line;
   }
   return out;
@@ -185,22 +209,33 @@ std::string deployment_text(const PlanCandidate& c) {
   return out + " = " + std::to_string(c.total_gpus) + " GPUs";
 }
 
-// When both families were searched: the best of the family the winner is not of, against
-// the winner, or why none of that family is feasible.
-std::string family_comparison(const PlanReport& r) {
+// A way the searched candidates divide in two, which the winner's text compares across.
+struct Family {
+  const char* members;      // "disaggregated"
+  const char* non_members;  // "aggregated"
+  bool (*contains)(const PlanCandidate&);
+};
+
+constexpr Family kFamilies[] = {
+    {"disaggregated", "aggregated", [](const PlanCandidate& c) { return c.disaggregated(); }},
+    {"with speculation", "without speculation",
+     [](const PlanCandidate& c) { return c.engine.speculative.has_value(); }},
+};
+
+// When both sides of `family` were searched: the best candidate on the side the winner is
+// not on, against the winner, or why none there is feasible.
+std::string family_comparison(const PlanReport& r, const Family& family) {
   const PlanCandidate& w = r.candidates.front();
-  const PlanCandidate* other = nullptr;
-  for (const PlanCandidate& c : r.candidates) {
-    if (c.disaggregated() != w.disaggregated()) {
-      other = &c;
-      break;
-    }
-  }
-  if (other == nullptr) return "";
-  const char* family = other->disaggregated() ? "disaggregated" : "aggregated";
-  std::string out = std::string("  best ") + family + ": ";
+  const bool winner_in = family.contains(w);
+  const auto found =
+      std::find_if(r.candidates.begin(), r.candidates.end(),
+                   [&](const PlanCandidate& c) { return family.contains(c) != winner_in; });
+  if (found == r.candidates.end()) return "";
+  const PlanCandidate* other = &*found;
+  std::string out =
+      std::string("  best ") + (winner_in ? family.non_members : family.members) + ": ";
   if (other->status != CandidateStatus::kFeasible) {
-    return out + other->gpu + " " + other->shape() + " max_num_seqs " +
+    return out + other->gpu + " " + other->shape() + engine_label(*other) + " max_num_seqs " +
            std::to_string(other->max_num_seqs) + " " +
            std::string(candidate_status_name(other->status)) + ": " + other->reason + "\n";
   }
@@ -238,7 +273,8 @@ std::string winner_text(const PlanReport& r) {
              " replicas behind a load balancer)\n";
     }
   }
-  return out + family_comparison(r);
+  for (const Family& family : kFamilies) out += family_comparison(r, family);
+  return out;
 }
 
 }  // namespace
@@ -347,7 +383,8 @@ std::string PlanReport::to_csv() const {
   std::string out =
       "rank,gpu,tp,pp,max_num_seqs,status,replicas,gpus,usd_per_hour,usd_per_million_tokens,"
       "sustained_per_replica,headroom,verified,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,"
-      "itl_p99_ms,e2e_p99_ms,limit,reason,deployment\n";
+      "itl_p99_ms,e2e_p99_ms,limit,reason,deployment,kv_offloading_size_gib,"
+      "num_speculative_tokens\n";
   for (size_t r = 0; r < candidates.size(); ++r) {
     const PlanCandidate& c = candidates[r];
     const bool sized = c.sustained > 0;
@@ -367,7 +404,8 @@ std::string PlanReport::to_csv() const {
     } else {
       out += ",,,,,,,,,,,,,";
     }
-    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "," + csv_escape(c.shape()) + "\n";
+    out += csv_escape(c.limit) + "," + csv_escape(c.reason) + "," + csv_escape(c.shape()) +
+           engine_flag_columns(c) + "\n";
   }
   return out;
 }
@@ -375,13 +413,14 @@ std::string PlanReport::to_csv() const {
 std::string PlanReport::pareto_csv() const {
   std::string out =
       "rank,gpu,tp,pp,max_num_seqs,load,tokens_per_s_per_user,"
-      "tokens_per_s_per_gpu,deployment\n";
+      "tokens_per_s_per_gpu,deployment,kv_offloading_size_gib,num_speculative_tokens\n";
   for (const ParetoPoint& p : pareto) {
     const PlanCandidate& c = candidates[p.candidate];
     out += std::to_string(p.candidate + 1) + "," + csv_escape(c.gpu) + "," + std::to_string(c.tp) +
            "," + std::to_string(c.pp) + "," + std::to_string(c.max_num_seqs) + "," + p.load + "," +
            format_number("%.2f", p.tokens_per_s_per_user) + "," +
-           format_number("%.2f", p.tokens_per_s_per_gpu) + "," + csv_escape(c.shape()) + "\n";
+           format_number("%.2f", p.tokens_per_s_per_gpu) + "," + csv_escape(c.shape()) +
+           engine_flag_columns(c) + "\n";
   }
   return out;
 }

@@ -45,6 +45,13 @@ void check_numbers(const PlanOptions& o) {
                         std::to_string(r.prefill) + ":" + std::to_string(r.decode));
     }
   }
+  for (int k : o.num_speculative_tokens) {
+    if (k < 0 || k > kMaxSpeculativeDraftTokens) {
+      throw ConfigError("--num-speculative-tokens values must be in [0, " +
+                        std::to_string(kMaxSpeculativeDraftTokens) +
+                        "] (0 = no speculation), got " + std::to_string(k));
+    }
+  }
   if (o.max_gpus && *o.max_gpus < 1) throw ConfigError("--max-gpus must be >= 1");
   if (o.max_budget_per_hour && !(*o.max_budget_per_hour > 0)) {
     throw ConfigError("--max-budget-per-hour must be > 0 dollars");
@@ -53,10 +60,12 @@ void check_numbers(const PlanOptions& o) {
 
 // A candidate list and a --fix of the same key would each claim to decide it.
 void check_fixed_keys(const PlanOptions& o) {
-  for (const auto& [key, listed] : {std::pair<const char*, bool>{"gpu", !o.gpus.empty()},
-                                    {"parallel.tensor_parallel_size", !o.tp.empty()},
-                                    {"parallel.pipeline_parallel_size", !o.pp.empty()},
-                                    {"engine.max_num_seqs", !o.max_num_seqs.empty()}}) {
+  for (const auto& [key, listed] :
+       {std::pair<const char*, bool>{"gpu", !o.gpus.empty()},
+        {"parallel.tensor_parallel_size", !o.tp.empty()},
+        {"parallel.pipeline_parallel_size", !o.pp.empty()},
+        {"engine.max_num_seqs", !o.max_num_seqs.empty()},
+        {"engine.speculative.num_speculative_tokens", !o.num_speculative_tokens.empty()}}) {
     if (listed && is_fixed(o, key)) {
       throw ConfigError(std::string("--fix ") + key +
                         " contradicts the candidate list given for it; drop one");
@@ -88,6 +97,12 @@ nlohmann::json open_arrival_of(const nlohmann::json& scenario_json, WorkloadKind
 bool is_fixed(const PlanOptions& options, const std::string& key) {
   return std::any_of(options.fixed.begin(), options.fixed.end(),
                      [&](const std::string& f) { return f.rfind(key + "=", 0) == 0; });
+}
+
+const std::optional<SpeculativeConfig>& speculation_of(const SimulationConfig& config) {
+  const DisaggregationSpec& d = config.disaggregation;
+  if (config.engine.speculative || !d.enabled) return config.engine.speculative;
+  return d.decode.engine.speculative;
 }
 
 struct PlanState::Inputs {
@@ -128,6 +143,15 @@ PlanState::Inputs PlanState::read_inputs(const PlanOptions& options, const Catal
   if (o.slos.empty()) {
     throw ConfigError("plan: no SLO given; add --slo ttft:p99=0.5" +
                       (from_file ? " (or an slo block to " + o.scenario_path + ")" : ""));
+  }
+  const bool speculates = std::any_of(o.num_speculative_tokens.begin(),
+                                      o.num_speculative_tokens.end(), [](int k) { return k > 0; });
+  if (speculates && !speculation_of(base)) {
+    throw ConfigError(
+        "--num-speculative-tokens: " + origin +
+        " has no engine.speculative block to take the method and acceptance from; add one, "
+        "e.g. \"speculative\": {\"method\": \"ngram\", \"num_speculative_tokens\": 4, "
+        "\"acceptance_rate\": 0.6} (docs/speculative-decoding.md)");
   }
   in.open_arrival = open_arrival_of(scenario_json, base.workload.kind, base_dir);
   if (base.disaggregation.enabled) {

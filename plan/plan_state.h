@@ -22,12 +22,14 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/catalog.h"
 #include "models/hardware_spec.h"
 #include "models/memory_plan.h"
+#include "models/speculative_config.h"
 #include "plan/evaluator.h"
 #include "plan/planner.h"
 #include "plan/work_share.h"
@@ -37,6 +39,10 @@ namespace servesim {
 
 // Whether a --fix override sets `key` ("gpu", "parallel.tensor_parallel_size", ...).
 bool is_fixed(const PlanOptions& options, const std::string& key);
+
+// The speculative decoding a --num-speculative-tokens value > 0 varies: the scenario's
+// engine.speculative, else its disaggregated decode role's; nullopt when it has neither.
+const std::optional<SpeculativeConfig>& speculation_of(const SimulationConfig& config);
 
 // What a step's items send to the ranks that did not run them.
 enum class SharedOutcome {

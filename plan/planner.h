@@ -71,6 +71,10 @@ struct PlanOptions {
   // KV offload: host-tier sizes to search, GiB (vLLM --kv-offloading-size); 0 = no offload.
   // Empty: the scenario's.
   std::vector<double> kv_offloading_sizes;
+  // Speculative decoding: draft tokens per step to search (vLLM num_speculative_tokens); 0 =
+  // none. A value > 0 takes the rest (method, drafts, acceptance) from the scenario's
+  // engine.speculative block. Empty: the scenario's.
+  std::vector<int> num_speculative_tokens;
   // Prefill/decode disaggregation: the P:D instance counts of one group to search besides
   // the aggregated candidates, each role's TP from prefill_tp / decode_tp (empty: the TP
   // axis) and the scenario's kv_transfer (NixlConnector over InfiniBand without one).

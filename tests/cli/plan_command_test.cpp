@@ -164,7 +164,10 @@ TEST(PlanCommand, BadInputsAreOneLineErrorsWithStatus2) {
         base + "--target-qps 5 --tp 3", base + "--target-qps 5 --pd 1",
         base + "--target-qps 5 --pd 0:1", base + "--target-qps 5 --pd none,1:1",
         base + "--target-qps 5 --pd 1:x", base + "--target-qps 5 --no-aggregated",
-        base + "--target-qps 5 --prefill-tp 2"}) {
+        base + "--target-qps 5 --prefill-tp 2", base + "--target-qps 5 --num-speculative-tokens 3",
+        base + "--target-qps 5 --num-speculative-tokens 17",
+        base + "--target-qps 5 --num-speculative-tokens x", base + "--target-qps 5 --tp x",
+        base + "--target-qps 5 --no-such-flag"}) {
     const CliResult r = run_servesim(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;

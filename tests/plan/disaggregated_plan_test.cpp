@@ -9,6 +9,7 @@
 #include "models/config_error.h"
 #include "plan/evaluator.h"
 #include "plan/planner.h"
+#include "sim/service/vllm_frontend.h"
 
 namespace servesim {
 namespace {
@@ -82,6 +83,7 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   base.model = Catalog().resolve_model("Llama-3.1-8B");
   base.workload.prompt_tokens = LengthDistribution::fixed(512);
   base.workload.output_tokens = LengthDistribution::fixed(32);
+  base.service = vllm_service();
   const Evaluator evaluator(o, base, nlohmann::json(),
                             nlohmann::json::parse(R"({"link": "ethernet"})"));
   PlanCandidate c;
@@ -106,10 +108,17 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   EXPECT_DOUBLE_EQ(cfg.disaggregation.kv_transfer.bandwidth_Bps, 12.5e9);
   EXPECT_EQ(cfg.parallel.dp, 1);
   EXPECT_EQ(cfg.disaggregation.total_gpus(), 18);
+  // Each decode instance is a vllm serve of its own, with its own API server.
+  EXPECT_EQ(cfg.service.frontend.station.workers, 3);
   c.prefill_instances = 0;  // the same candidate aggregated: 3 data-parallel replicas
   const SimulationConfig aggregated = evaluator.config(gpu, c, 3, PlanLoad::kQps, 2, 100);
   EXPECT_FALSE(aggregated.disaggregation.enabled);
   EXPECT_EQ(aggregated.parallel.dp, 3);
+  // The planner's replicas are 3 servers behind a load balancer, not one vllm serve
+  // --data-parallel-size 3 with one API server.
+  EXPECT_EQ(aggregated.service.frontend.station.workers, 3);
+  EXPECT_EQ(evaluator.config(gpu, c, 1, PlanLoad::kQps, 2, 100).service.frontend.station.workers,
+            1);
 }
 
 // docs/disaggregation.md's winning regime: 8,000-token prompts under a 10 ms TPOT SLO. An
@@ -148,7 +157,7 @@ TEST(DisaggregatedPlan, LongPromptsUnderATightTpotPickAGroupAndSayWhy) {
   EXPECT_EQ(j["kv_transfer"]["connector"], "NixlConnector");
   EXPECT_EQ(j["candidates"][0]["disaggregation"]["prefill_instances"], w.prefill_instances);
   EXPECT_EQ(j["candidates"][0]["deployment"], w.shape());
-  EXPECT_NE(r.to_csv().find("," + w.shape() + "\n"), std::string::npos);
+  EXPECT_NE(r.to_csv().find("," + w.shape() + ",,0\n"), std::string::npos);
 }
 
 // The losing regime: 256-token prompts leave little interference to remove, and a group
