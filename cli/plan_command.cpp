@@ -142,6 +142,13 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
   if (!o.pd.empty()) p.pd_ratios = pd_ratios_from_flag(o.pd);
   p.prefill_tp = o.prefill_tp;
   p.decode_tp = o.decode_tp;
+  for (const std::vector<std::string>* list : {&o.prefill_gpus, &o.decode_gpus}) {
+    for (const std::string& g : *list) {
+      if (g.empty()) throw ConfigError("--prefill-gpus/--decode-gpus: empty GPU name in the list");
+    }
+  }
+  p.prefill_gpus = o.prefill_gpus;
+  p.decode_gpus = o.decode_gpus;
   p.aggregated = !o.no_aggregated;
   p.max_gpus = o.max_gpus;
   p.max_budget_per_hour = o.max_budget_per_hour;
@@ -230,6 +237,14 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
       ->delimiter(',');
   cmd->add_option("--decode-tp", o.decode_tp,
                   "Decode instances' tensor-parallel sizes (default: those of --tp)")
+      ->delimiter(',');
+  cmd->add_option("--prefill-gpus", o.prefill_gpus,
+                  "Prefill instances' GPUs, each paired with every decode GPU (default: each "
+                  "group's roles share one GPU of --gpus)")
+      ->delimiter(',');
+  cmd->add_option("--decode-gpus", o.decode_gpus,
+                  "Decode instances' GPUs, each paired with every prefill GPU (default: as "
+                  "--prefill-gpus)")
       ->delimiter(',');
   cmd->add_flag("--no-aggregated", o.no_aggregated, "Search only the disaggregated groups of --pd");
   cmd->add_option("--max-gpus", o.max_gpus, "Most GPUs the whole deployment may use");

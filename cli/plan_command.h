@@ -38,6 +38,8 @@ struct PlanCommandOptions {
   std::vector<std::string> pd;              // "P:D" groups, or "none"; empty: the scenario's
   std::vector<int> prefill_tp;
   std::vector<int> decode_tp;
+  std::vector<std::string> prefill_gpus;
+  std::vector<std::string> decode_gpus;
   bool no_aggregated = false;
   std::optional<int> max_gpus;
   std::optional<double> max_budget_per_hour;

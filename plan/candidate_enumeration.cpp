@@ -44,6 +44,12 @@ struct ParallelAxes {
   std::vector<int> decode_tps;
 };
 
+// A disaggregated group's GPUs: indices into PlanState::gpus.
+struct RolePair {
+  size_t prefill = 0;
+  size_t decode = 0;
+};
+
 std::vector<HardwareSpec> gpu_axis(const PlanState& state) {
   const PlanOptions& o = state.options;
   if (is_fixed(o, "gpu")) return {state.scenario.config.gpu};
@@ -51,6 +57,41 @@ std::vector<HardwareSpec> gpu_axis(const PlanState& state) {
   std::vector<HardwareSpec> gpus;
   for (const std::string& g : o.gpus) gpus.push_back(state.catalog.resolve_gpu(g));
   return gpus;
+}
+
+// Index of `gpu` in state.gpus, appended when it is not there.
+size_t index_of(PlanState& state, const HardwareSpec& gpu) {
+  for (size_t i = 0; i < state.gpus.size(); ++i) {
+    if (state.gpus[i].name == gpu.name) return i;
+  }
+  state.gpus.push_back(gpu);
+  return state.gpus.size() - 1;
+}
+
+// The indices of one role's GPUs: `names` resolved, or the GPU axis (the first `axis` GPUs).
+std::vector<size_t> role_gpus(PlanState& state, const std::vector<std::string>& names,
+                              size_t axis) {
+  std::vector<size_t> indices;
+  for (const std::string& name : names) {
+    indices.push_back(index_of(state, state.catalog.resolve_gpu(name)));
+  }
+  for (size_t g = 0; indices.empty() && g < axis; ++g) indices.push_back(g);
+  return indices;
+}
+
+// Every prefill GPU with every decode GPU when a role's GPUs are listed; none when they are
+// not (each group's roles share a GPU of the axis). Appends the GPUs not on the axis.
+std::vector<RolePair> role_pairs(PlanState& state) {
+  const PlanOptions& o = state.options;
+  if (o.prefill_gpus.empty() && o.decode_gpus.empty()) return {};
+  const size_t axis = state.gpus.size();
+  const std::vector<size_t> prefill = role_gpus(state, o.prefill_gpus, axis);
+  const std::vector<size_t> decode = role_gpus(state, o.decode_gpus, axis);
+  std::vector<RolePair> pairs;
+  for (size_t d : decode) {
+    for (size_t p : prefill) pairs.push_back({p, d});
+  }
+  return pairs;
 }
 
 // MoE models search experts tensor parallel and expert parallel (vLLM
@@ -246,19 +287,21 @@ void add_candidate(PlanState& state, size_t g, int tp, int pp, ExpertPlacement p
   if (c.status == CandidateStatus::kFeasible) within_limits(c, state.options);
   state.candidates.push_back(std::move(c));
   state.gpu_of.push_back(g);
+  state.prefill_gpu_of.push_back(g);
   state.memory_plans.push_back(std::move(mp));
 }
 
 // Both roles must fit; the decode role's plan is kept (it holds the KV the SLOs depend on).
 // The variant applies to both roles' engines; max_num_seqs replaces each role's own only when
 // --max-num-seqs lists values (a scenario's roles may set theirs apart).
-MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const HardwareSpec& gpu,
+MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state,
+                               const HardwareSpec& prefill_gpu, const HardwareSpec& gpu,
                                const EngineVariant& variant) {
   const std::optional<SpeculativeConfig>& speculation = speculation_of(state.scenario.config);
   EngineConfig prefill_engine;
   EngineConfig decode_engine;
   try {
-    (void)state.evaluator.kv_transfer(gpu);
+    (void)state.evaluator.kv_transfer(prefill_gpu, gpu);
     prefill_engine = with_variant(state.evaluator.role_engine(true), variant, speculation);
     decode_engine = with_variant(state.evaluator.role_engine(false), variant, speculation);
   } catch (const ConfigError& e) {
@@ -268,7 +311,7 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
   const ModelSpec& model = state.scenario.config.model;
   PlanCandidate prefill = c;
   prefill.tp = c.prefill_tp;
-  prune(prefill, model, gpu, prefill_engine);
+  prune(prefill, model, prefill_gpu, prefill_engine);
   if (prefill.status != CandidateStatus::kFeasible) {
     c.status = prefill.status;
     c.reason = "prefill instance: " + prefill.reason;
@@ -283,33 +326,43 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state, const H
   return mp;
 }
 
-// One group of ratio.prefill prefill instances (TP prefill_tp) and ratio.decode decode
-// instances (TP decode_tp), both with PP pp on GPU g.
-void add_disaggregated_candidate(PlanState& state, size_t g, PdRatio ratio, int prefill_tp,
+// One group of ratio.prefill prefill instances (TP prefill_tp) on the pair's prefill GPU and
+// ratio.decode decode instances (TP decode_tp) on its decode GPU, both with PP pp.
+void add_disaggregated_candidate(PlanState& state, RolePair gpus, PdRatio ratio, int prefill_tp,
                                  int decode_tp, int pp, const EngineVariant& variant) {
-  const HardwareSpec& gpu = state.gpus[g];
+  const HardwareSpec& prefill_gpu = state.gpus[gpus.prefill];
+  const HardwareSpec& gpu = state.gpus[gpus.decode];
   PlanCandidate c;
   c.gpu = gpu.name;
+  c.prefill_gpu = prefill_gpu.name;
   c.prefill_instances = ratio.prefill;
   c.decode_instances = ratio.decode;
   c.prefill_tp = prefill_tp;
   c.tp = decode_tp;
   c.pp = pp;
   c.max_num_seqs = variant.max_num_seqs.value_or(state.evaluator.role_engine(false).max_num_seqs);
-  c.gpus_per_replica = (ratio.prefill * prefill_tp + ratio.decode * decode_tp) * pp;
-  c.price_per_gpu_hour = gpu.price_per_hour_usd;
+  const int prefill_gpus = ratio.prefill * prefill_tp * pp;
+  const int decode_gpus = ratio.decode * decode_tp * pp;
+  c.gpus_per_replica = prefill_gpus + decode_gpus;
+  // One GPU type keeps its exact price (ties between candidates compare costs).
+  c.price_per_gpu_hour =
+      c.mixed_gpus()
+          ? (prefill_gpus * prefill_gpu.price_per_hour_usd + decode_gpus * gpu.price_per_hour_usd) /
+                c.gpus_per_replica
+          : gpu.price_per_hour_usd;
   MemoryPlan mp;
   if (variant.offload_gib) {
     mark_invalid(c, "KV offload with disaggregation is not modelled yet");
   } else {
-    mp = prune_disaggregated(c, state, gpu, variant);
+    mp = prune_disaggregated(c, state, prefill_gpu, gpu, variant);
   }
   c.replicas = 1;
   c.total_gpus = c.gpus_per_replica;
   c.cost_per_hour = c.total_gpus * c.price_per_gpu_hour;
   if (c.status == CandidateStatus::kFeasible) within_limits(c, state.options);
   state.candidates.push_back(std::move(c));
-  state.gpu_of.push_back(g);
+  state.gpu_of.push_back(gpus.decode);
+  state.prefill_gpu_of.push_back(gpus.prefill);
   state.memory_plans.push_back(std::move(mp));
 }
 
@@ -325,13 +378,13 @@ void add_aggregated_candidates(PlanState& state, size_t g, const ParallelAxes& a
   }
 }
 
-void add_disaggregated_candidates(PlanState& state, size_t g, const ParallelAxes& axes) {
+void add_disaggregated_candidates(PlanState& state, RolePair gpus, const ParallelAxes& axes) {
   for (const PdRatio& ratio : axes.ratios) {
     for (int prefill_tp : axes.prefill_tps) {
       for (int decode_tp : axes.decode_tps) {
         for (int pp : axes.pps) {
           for (const EngineVariant& variant : axes.variants) {
-            add_disaggregated_candidate(state, g, ratio, prefill_tp, decode_tp, pp, variant);
+            add_disaggregated_candidate(state, gpus, ratio, prefill_tp, decode_tp, pp, variant);
           }
         }
       }
@@ -343,12 +396,15 @@ void add_disaggregated_candidates(PlanState& state, size_t g, const ParallelAxes
 
 void enumerate_candidates(PlanState& state) {
   state.gpus = gpu_axis(state);
+  const size_t axis = state.gpus.size();
   const ParallelAxes axes = parallel_axes(state);
+  const std::vector<RolePair> pairs = role_pairs(state);
   check_limits_reachable(state, axes);
-  for (size_t g = 0; g < state.gpus.size(); ++g) {
+  for (size_t g = 0; g < axis; ++g) {
     if (state.options.aggregated) add_aggregated_candidates(state, g, axes);
-    add_disaggregated_candidates(state, g, axes);
+    if (pairs.empty()) add_disaggregated_candidates(state, {g, g}, axes);
   }
+  for (const RolePair& gpus : pairs) add_disaggregated_candidates(state, gpus, axes);
   const std::vector<PlanCandidate>& candidates = state.candidates;
   if (std::all_of(candidates.begin(), candidates.end(),
                   [](const PlanCandidate& c) { return c.status == CandidateStatus::kInvalid; })) {

@@ -17,7 +17,6 @@ constexpr uint64_t kMaxVerifyRequestScale = 8;  // verification runs <= 8x --req
 void verify_candidate(PlanState& state, size_t i) {
   const PlanOptions& o = state.options;
   PlanCandidate& c = state.candidates[i];
-  const HardwareSpec& gpu = state.gpus[state.gpu_of[i]];
   const int first = c.replicas;
   std::string missed;
   for (int r = first; r <= first + kExtraVerifyReplicas; ++r) {
@@ -28,7 +27,7 @@ void verify_candidate(PlanState& state, size_t i) {
     if (!within_limits(trial, o)) break;
     const uint64_t requests =
         o.requests * std::min<uint64_t>(static_cast<uint64_t>(r), kMaxVerifyRequestScale);
-    const SimulationConfig cfg = state.evaluator.config(gpu, c, r, o.load, o.target_load, requests);
+    const SimulationConfig cfg = state.config(i, r, o.load, o.target_load, requests);
     ++c.evaluations;
     const Evaluation e = state.evaluator.evaluate(
         cfg, o.load == PlanLoad::kQps ? o.target_load : std::nan(""), false);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+
+#include "models/config_error.h"
 
 namespace servesim {
 namespace {
@@ -29,8 +32,9 @@ Evaluator::Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann
   }
 }
 
-SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate& c, int replicas,
-                                   PlanLoad load, double value, uint64_t requests) const {
+SimulationConfig Evaluator::config(const HardwareSpec& gpu, const HardwareSpec& prefill_gpu,
+                                   const PlanCandidate& c, int replicas, PlanLoad load,
+                                   double value, uint64_t requests) const {
   SimulationConfig cfg = base_;
   cfg.gpu = gpu;
   // An expert-parallel replica is a whole server of c.dp lock-stepped data-parallel ranks.
@@ -44,7 +48,7 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate&
   cfg.engine.kv_offloading_bandwidth_Bps = c.engine.kv_offloading_bandwidth_Bps;
   cfg.engine.speculative = c.engine.speculative;
   if (c.disaggregated()) {
-    set_disaggregation(cfg, gpu, c, replicas);
+    set_disaggregation(cfg, gpu, prefill_gpu, c, replicas);
   } else {
     cfg.disaggregation.enabled = false;
     cap_kv_blocks(cfg, c);
@@ -64,9 +68,19 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const PlanCandidate&
   return cfg;
 }
 
-KvTransferSpec Evaluator::kv_transfer(const HardwareSpec& gpu) const {
+KvTransferSpec Evaluator::kv_transfer(const HardwareSpec& prefill,
+                                      const HardwareSpec& decode) const {
   if (kv_transfer_.is_null()) return KvTransferSpec();
-  return KvTransferSpec::from_json(kv_transfer_, "disaggregation.kv_transfer", gpu);
+  const char* context = "disaggregation.kv_transfer";
+  KvTransferSpec spec = KvTransferSpec::from_json(kv_transfer_, context, decode);
+  if (prefill.name == decode.name) return spec;
+  if (spec.link == "nvlink") {
+    throw ConfigError(std::string(context) + ".link: nvlink joins GPUs of one NVLink domain, " +
+                      "not prefill on " + prefill.name + " and decode on " + decode.name +
+                      ": use infiniband or ethernet");
+  }
+  const KvTransferSpec other = KvTransferSpec::from_json(kv_transfer_, context, prefill);
+  return other.bandwidth_Bps < spec.bandwidth_Bps ? other : spec;
 }
 
 const EngineConfig& Evaluator::role_engine(bool prefill) const {
@@ -75,18 +89,19 @@ const EngineConfig& Evaluator::role_engine(bool prefill) const {
   return prefill ? d.prefill.engine : d.decode.engine;
 }
 
-// `groups` copies of the candidate's group: its instance counts scaled, each role's own TP and
-// the engine flags it starts from with the candidate's max_num_seqs and speculation for that
-// role.
+// `groups` copies of the candidate's group: its instance counts scaled, each role's own GPU, TP
+// and the engine flags it starts from with the candidate's max_num_seqs and speculation for
+// that role.
 void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
-                                   const PlanCandidate& c, int groups) const {
+                                   const HardwareSpec& prefill_gpu, const PlanCandidate& c,
+                                   int groups) const {
   DisaggregationSpec& d = cfg.disaggregation;
   d.enabled = true;
-  d.kv_transfer = kv_transfer(gpu);
+  d.kv_transfer = kv_transfer(prefill_gpu, gpu);
   for (const bool prefill : {true, false}) {
     DisaggregatedRole& role = prefill ? d.prefill : d.decode;
     role.instances = groups * (prefill ? c.prefill_instances : c.decode_instances);
-    role.gpu = gpu;
+    role.gpu = prefill ? prefill_gpu : gpu;
     role.parallel = base_.parallel;
     role.parallel.tp = prefill ? c.prefill_tp : c.tp;
     role.parallel.pp = c.pp;

@@ -45,14 +45,17 @@ class Evaluator {
   Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann::json open_arrival,
             nlohmann::json kv_transfer);
 
-  // The scenario as `replicas` replicas (disaggregated: groups) of `c` on `gpu`, offered
-  // `value` (requests/s, or clients when `load` counts concurrency) for `requests` requests.
-  SimulationConfig config(const HardwareSpec& gpu, const PlanCandidate& c, int replicas,
-                          PlanLoad load, double value, uint64_t requests) const;
+  // The scenario as `replicas` replicas (disaggregated: groups) of `c` on `gpu` (a group's
+  // prefill instances on `prefill_gpu`), offered `value` (requests/s, or clients when `load`
+  // counts concurrency) for `requests` requests.
+  SimulationConfig config(const HardwareSpec& gpu, const HardwareSpec& prefill_gpu,
+                          const PlanCandidate& c, int replicas, PlanLoad load, double value,
+                          uint64_t requests) const;
 
-  // A disaggregated candidate's KV transfer on `gpu`. Throws ConfigError when the scenario's
-  // link preset does not exist on it (nvlink on a PCIe-only GPU).
-  KvTransferSpec kv_transfer(const HardwareSpec& gpu) const;
+  // A disaggregated candidate's KV transfer from `prefill` GPUs to `decode` GPUs: a link
+  // preset takes the slower side's figures. Throws ConfigError when the preset does not join
+  // them (nvlink on a PCIe-only GPU, or between two GPU types).
+  KvTransferSpec kv_transfer(const HardwareSpec& prefill, const HardwareSpec& decode) const;
   // The engine flags a disaggregated role starts from: the scenario's role's, or its
   // top-level engine block without a disaggregation block.
   const EngineConfig& role_engine(bool prefill) const;
@@ -63,7 +66,8 @@ class Evaluator {
 
  private:
   void cap_kv_blocks(SimulationConfig& cfg, const PlanCandidate& c) const;
-  void set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu, const PlanCandidate& c,
+  void set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
+                          const HardwareSpec& prefill_gpu, const PlanCandidate& c,
                           int groups) const;
   void set_load(WorkloadSpec& w, PlanLoad load, double value) const;
 

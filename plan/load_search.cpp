@@ -43,8 +43,7 @@ double search_bound(const PlanCandidate& c, bool qps) {
 Evaluation run_replica(PlanState& state, size_t i, PlanLoad kind, double value, bool early_stop) {
   PlanCandidate& c = state.candidates[i];
   ++c.evaluations;
-  const SimulationConfig cfg = state.evaluator.config(state.gpus[state.gpu_of[i]], c, 1, kind,
-                                                      value, state.options.requests);
+  const SimulationConfig cfg = state.config(i, 1, kind, value, state.options.requests);
   return state.evaluator.evaluate(cfg, kind == PlanLoad::kQps ? value : std::nan(""), early_stop);
 }
 

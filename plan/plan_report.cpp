@@ -78,8 +78,10 @@ nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
   }
   if (c.disaggregated()) {
     row["disaggregation"] = {{"prefill_instances", c.prefill_instances},
+                             {"prefill_gpu", c.prefill_gpu},
                              {"prefill_tp", c.prefill_tp},
                              {"decode_instances", c.decode_instances},
+                             {"decode_gpu", c.gpu},
                              {"decode_tp", c.tp}};
   }
   if (!c.suggestion.empty()) row["suggestion"] = c.suggestion;
@@ -197,7 +199,7 @@ std::string deployment_text(const PlanCandidate& c) {
   std::string out;
   if (c.disaggregated()) {
     out = std::to_string(c.replicas) + (c.replicas == 1 ? " group of " : " groups of ") +
-          c.shape() + " on " + c.gpu;
+          c.shape() + (c.mixed_gpus() ? "" : " on " + c.gpu);
   } else {
     const std::string ep = c.expert_parallel
                                ? " x DP " + std::to_string(c.dp) + ", expert parallel (EP " +
@@ -263,9 +265,11 @@ std::string winner_text(const PlanReport& r) {
   const std::vector<std::string> commands = r.vllm_commands();
   if (w.disaggregated()) {
     out += "  prefill: " + commands[0] + "\n  decode:  " + commands[1] + "\n";
-    out += "  (" + std::to_string(w.replicas * w.prefill_instances) + " prefill and " +
-           std::to_string(w.replicas * w.decode_instances) +
-           " decode instances behind a disaggregating proxy; KV over " + r.kv_link + ")\n";
+    const std::string prefill_on = w.mixed_gpus() ? " instances on " + w.prefill_gpu : "";
+    const std::string decode_on = w.mixed_gpus() ? " on " + w.gpu : "";
+    out += "  (" + std::to_string(w.replicas * w.prefill_instances) + " prefill" + prefill_on +
+           " and " + std::to_string(w.replicas * w.decode_instances) + " decode instances" +
+           decode_on + " behind a disaggregating proxy; KV over " + r.kv_link + ")\n";
   } else {
     out += "  " + commands[0] + "\n";
     if (w.replicas > 1) {
@@ -302,8 +306,11 @@ std::string_view candidate_status_name(CandidateStatus status) {
 std::string PlanCandidate::shape() const {
   const std::string pp_text = " PP" + std::to_string(pp);
   if (disaggregated()) {
-    return std::to_string(prefill_instances) + "P TP" + std::to_string(prefill_tp) + " + " +
-           std::to_string(decode_instances) + "D TP" + std::to_string(tp) + (pp > 1 ? pp_text : "");
+    const std::string prefill_on = mixed_gpus() ? prefill_gpu + " " : "";
+    const std::string decode_on = mixed_gpus() ? gpu + " " : "";
+    return std::to_string(prefill_instances) + "P " + prefill_on + "TP" +
+           std::to_string(prefill_tp) + " + " + std::to_string(decode_instances) + "D " +
+           decode_on + "TP" + std::to_string(tp) + (pp > 1 ? pp_text : "");
   }
   const std::string ep = expert_parallel_label(*this);
   return "TP" + std::to_string(tp) + pp_text + (ep.empty() ? "" : " " + ep);

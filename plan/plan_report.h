@@ -44,18 +44,20 @@ struct PlanCandidate {
   bool expert_parallel = false;
   int dp = 1;
   // Prefill/decode disaggregation ("xPyD"): a replica below is then one group of
-  // prefill_instances prefill and decode_instances decode instances on this GPU, joined by the
-  // scenario's KV transfer; tp and pp (and engine, kv_cache_tokens) are the decode role's,
-  // prefill_tp and prefill_engine the prefill role's. 0 prefill instances: aggregated.
+  // prefill_instances prefill instances on prefill_gpu and decode_instances decode instances
+  // on gpu, joined by the scenario's KV transfer; tp and pp (and engine, kv_cache_tokens) are
+  // the decode role's, prefill_tp and prefill_engine the prefill role's. 0 prefill instances:
+  // aggregated.
   int prefill_instances = 0;
   int decode_instances = 0;
+  std::string prefill_gpu;  // catalog name; a group's only
   int prefill_tp = 0;
   EngineConfig prefill_engine;  // resolved flags of a prefill instance
   int max_num_seqs = 0;         // sequences; resolved (vLLM's default filled in); a group's
                                 // decode instances'
   EngineConfig engine;          // resolved flags, for the vllm serve line
   int gpus_per_replica = 1;
-  double price_per_gpu_hour = 0;  // dollars
+  double price_per_gpu_hour = 0;  // dollars; a group of two GPU types: its mean per GPU
   int64_t kv_cache_tokens = 0;    // per replica (expert parallel: per data-parallel rank)
 
   // What the search found. This and the next block are what the search steps write; a step
@@ -89,7 +91,9 @@ struct PlanCandidate {
                ? prefill_instances * prefill_engine.max_num_seqs + decode_instances * max_num_seqs
                : max_num_seqs;
   }
-  // "TP 2", "TP 2 PP 2 EP 8 (DP 4)", or "2P TP 1 + 1D TP 2" for a disaggregated group.
+  // "TP2 PP1", "TP2 PP2 EP8 (DP4)", or for a disaggregated group "2P TP1 + 1D TP2" (both
+  // roles on gpu) or "2P L40S TP1 + 1D H200 TP2".
+  bool mixed_gpus() const { return disaggregated() && prefill_gpu != gpu; }
   std::string shape() const;
 };
 

@@ -167,10 +167,11 @@ PlanState::Inputs PlanState::read_inputs(const PlanOptions& options, const Catal
         "plan: --no-aggregated leaves no candidate: give the disaggregated groups to search, "
         "e.g. --pd 1:1,2:1 (or a scenario with a disaggregation block)");
   }
-  if (!disaggregated && (!o.prefill_tp.empty() || !o.decode_tp.empty())) {
+  if (!disaggregated && (!o.prefill_tp.empty() || !o.decode_tp.empty() || !o.prefill_gpus.empty() ||
+                         !o.decode_gpus.empty())) {
     throw ConfigError(
-        "--prefill-tp and --decode-tp size disaggregated candidates: add --pd P:D (e.g. "
-        "--pd 1:1,2:1)");
+        "--prefill-tp, --decode-tp, --prefill-gpus and --decode-gpus shape disaggregated "
+        "candidates: add --pd P:D (e.g. --pd 1:1,2:1)");
   }
   return in;
 }
@@ -199,6 +200,12 @@ PlanState::PlanState(Inputs inputs, const Catalog& catalog_in, WorkShare& share_
                                   : KvTransferSpec();
   report.kv_connector = link.connector;
   report.kv_link = link.link;
+}
+
+SimulationConfig PlanState::config(size_t i, int replicas, PlanLoad load, double value,
+                                   uint64_t requests) const {
+  return evaluator.config(gpus[gpu_of[i]], gpus[prefill_gpu_of[i]], candidates[i], replicas, load,
+                          value, requests);
 }
 
 bool PlanState::stop_requested() {

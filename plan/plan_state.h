@@ -1,6 +1,7 @@
 // PlanState: the one state plan() (plan/planner.h) builds and its phases fill in, in order:
 //   construction           options checked, scenario read, SLOs resolved, evaluator built
-//   enumerate_candidates   gpus, candidates, gpu_of, memory_plans, order; report.enumerated
+//   enumerate_candidates   gpus, candidates, gpu_of, prefill_gpu_of, memory_plans, order;
+//                          report.enumerated
 //   search_loads           probes; each candidate's outcome; report.simulated, .searched
 //   verify_clusters        order (ranked), the top K's outcome
 //   rank_candidates        order (re-ranked); report.candidates, .simulations
@@ -11,10 +12,9 @@
 // run items on worker threads through share_for_candidates(), each item writing only its
 // own candidate's slots. Every rank of `share` holds the same state after each step.
 // Invariants:
-//   1. candidates, gpu_of, memory_plans and probes are indexed alike: by candidate index,
-//      in enumeration order (per GPU: TP x PP x max_num_seqs, then the disaggregated
-//      groups), never reordered — which keeps
-//      the report independent of thread and rank counts.
+//   1. candidates, gpu_of, prefill_gpu_of, memory_plans and probes are indexed alike: by
+//      candidate index, in enumeration order (plan/candidate_enumeration.h), never
+//      reordered — which keeps the report independent of thread and rank counts.
 //   2. order is a permutation of the candidate indices; only ranking reorders it.
 //   3. options, scenario and evaluator are fixed at construction (const).
 #pragma once
@@ -69,6 +69,10 @@ struct PlanState {
   // Whether options.should_stop asked to stop; latched, so that one Ctrl-C stops every later
   // step. Thread-safe.
   bool stop_requested();
+  // Candidate i as `replicas` replicas at `value` of `load` for `requests` requests, on its
+  // GPUs (Evaluator::config).
+  SimulationConfig config(size_t i, int replicas, PlanLoad load, double value,
+                          uint64_t requests) const;
   // Whether a stop was latched: some step was skipped.
   bool stopped() const { return stopped_.load(std::memory_order_relaxed); }
 
@@ -78,9 +82,11 @@ struct PlanState {
   const Scenario scenario;    // --fix applied; scenario.config is the base of every candidate
   const Evaluator evaluator;
 
-  std::vector<HardwareSpec> gpus;  // the GPU axis
+  // The GPU axis, then the disaggregated roles' GPUs that are not on it.
+  std::vector<HardwareSpec> gpus;
   std::vector<PlanCandidate> candidates;
-  std::vector<size_t> gpu_of;            // per candidate: index into gpus
+  std::vector<size_t> gpu_of;            // per candidate: index into gpus (a group's decode role's)
+  std::vector<size_t> prefill_gpu_of;    // per candidate: a group's prefill role's; else gpu_of
   std::vector<MemoryPlan> memory_plans;  // per candidate; default for an invalid one
   std::vector<Evaluation> probes;        // per candidate: its saturation probe, if it had one
   std::vector<size_t> order;             // candidate indices, best first once ranked

@@ -82,6 +82,11 @@ struct PlanOptions {
   std::optional<std::vector<PdRatio>> pd_ratios;
   std::vector<int> prefill_tp;
   std::vector<int> decode_tp;
+  // Each role's GPUs (catalog names or files). Both empty: a group's roles share each GPU of
+  // the gpus axis; else every prefill GPU is paired with every decode GPU, an empty list
+  // standing for the gpus axis.
+  std::vector<std::string> prefill_gpus;
+  std::vector<std::string> decode_gpus;
   bool aggregated = true;                     // false: disaggregated candidates only
   std::optional<int> max_gpus;                // whole deployment
   std::optional<double> max_budget_per_hour;  // dollars per hour, whole deployment

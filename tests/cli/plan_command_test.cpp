@@ -167,7 +167,8 @@ TEST(PlanCommand, BadInputsAreOneLineErrorsWithStatus2) {
         base + "--target-qps 5 --prefill-tp 2", base + "--target-qps 5 --num-speculative-tokens 3",
         base + "--target-qps 5 --num-speculative-tokens 17",
         base + "--target-qps 5 --num-speculative-tokens x", base + "--target-qps 5 --tp x",
-        base + "--target-qps 5 --no-such-flag"}) {
+        base + "--target-qps 5 --prefill-gpus L40S",
+        base + "--target-qps 5 --pd 1:1 --decode-gpus ,", base + "--target-qps 5 --no-such-flag"}) {
     const CliResult r = run_servesim(args);
     EXPECT_EQ(r.exit_code, 2) << args;
     EXPECT_EQ(r.err.rfind("error: ", 0), 0u) << args << ": " << r.err;

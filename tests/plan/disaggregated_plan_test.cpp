@@ -4,6 +4,8 @@
 // a disaggregated winner, and the one-line refusals.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 
 #include "models/config_error.h"
@@ -94,7 +96,7 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   c.max_num_seqs = 64;
   c.prefill_engine.max_num_seqs = 16;
   const HardwareSpec gpu = Catalog().resolve_gpu("H100-SXM");
-  const SimulationConfig cfg = evaluator.config(gpu, c, 3, PlanLoad::kQps, 2, 100);
+  const SimulationConfig cfg = evaluator.config(gpu, gpu, c, 3, PlanLoad::kQps, 2, 100);
   ASSERT_TRUE(cfg.disaggregation.enabled);
   EXPECT_EQ(cfg.disaggregation.prefill.instances, 6);
   EXPECT_EQ(cfg.disaggregation.decode.instances, 3);
@@ -111,14 +113,14 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   // Each decode instance is a vllm serve of its own, with its own API server.
   EXPECT_EQ(cfg.service.frontend.station.workers, 3);
   c.prefill_instances = 0;  // the same candidate aggregated: 3 data-parallel replicas
-  const SimulationConfig aggregated = evaluator.config(gpu, c, 3, PlanLoad::kQps, 2, 100);
+  const SimulationConfig aggregated = evaluator.config(gpu, gpu, c, 3, PlanLoad::kQps, 2, 100);
   EXPECT_FALSE(aggregated.disaggregation.enabled);
   EXPECT_EQ(aggregated.parallel.dp, 3);
   // The planner's replicas are 3 servers behind a load balancer, not one vllm serve
   // --data-parallel-size 3 with one API server.
   EXPECT_EQ(aggregated.service.frontend.station.workers, 3);
-  EXPECT_EQ(evaluator.config(gpu, c, 1, PlanLoad::kQps, 2, 100).service.frontend.station.workers,
-            1);
+  EXPECT_EQ(
+      evaluator.config(gpu, gpu, c, 1, PlanLoad::kQps, 2, 100).service.frontend.station.workers, 1);
 }
 
 // docs/disaggregation.md's winning regime: 8,000-token prompts under a 10 ms TPOT SLO. An
@@ -240,6 +242,85 @@ TEST(DisaggregatedPlan, GroupsTheSimulatorRefusesAreInvalidWithTheReason) {
   EXPECT_EQ(l4_groups, 1);
 }
 
+// Each role on its own GPU type: every prefill GPU with every decode GPU, after the
+// aggregated candidates, priced by the GPUs each role holds.
+TEST(DisaggregatedPlan, RolesOnTwoGpuTypesArePairedAndPricedPerRole) {
+  PlanOptions o = small_plan();
+  o.pd_ratios = {{{2, 1}}};
+  o.prefill_gpus = {"L40S", "H100-SXM"};
+  o.decode_gpus = {"H200"};
+  o.search_all = true;
+  const PlanReport r = plan(o, Catalog());
+  ASSERT_EQ(r.enumerated, 3u);  // one aggregated H100-SXM, two groups
+  int groups = 0;
+  for (const PlanCandidate& c : r.candidates) {
+    if (!c.disaggregated()) {
+      EXPECT_EQ(c.gpu, "H100-SXM");
+      continue;
+    }
+    ++groups;
+    EXPECT_EQ(c.gpu, "H200");
+    const Catalog catalog;
+    const double prefill_price = catalog.resolve_gpu(c.prefill_gpu).price_per_hour_usd;
+    const double decode_price = catalog.resolve_gpu("H200").price_per_hour_usd;
+    EXPECT_NEAR(c.price_per_gpu_hour, (2 * prefill_price + decode_price) / 3, 1e-12);
+    EXPECT_NEAR(c.cost_per_hour, c.replicas * (2 * prefill_price + decode_price), 1e-9);
+    EXPECT_EQ(c.shape(), "2P " + c.prefill_gpu + " TP1 + 1D H200 TP1");
+  }
+  EXPECT_EQ(groups, 2);
+  const nlohmann::json j = r.to_json();
+  std::set<std::string> prefill_gpus;
+  for (const nlohmann::json& c : j["candidates"]) {
+    if (c.contains("disaggregation")) {
+      prefill_gpus.insert(c["disaggregation"]["prefill_gpu"].get<std::string>());
+      EXPECT_EQ(c["disaggregation"]["decode_gpu"], "H200");
+    }
+  }
+  EXPECT_EQ(prefill_gpus, (std::set<std::string>{"L40S", "H100-SXM"}));
+  // Only --decode-gpus: the prefill role takes the GPU axis.
+  o.prefill_gpus.clear();
+  o.decode_gpus = {"H200", "L40S"};
+  o.aggregated = false;
+  EXPECT_EQ(plan(o, Catalog()).enumerated, 2u);
+}
+
+TEST(DisaggregatedPlan, AGroupOfTwoGpuTypesRunsEachRoleOnItsOwnAndJoinsThemByNetwork) {
+  PlanOptions o = small_plan();
+  SimulationConfig base;
+  base.model = Catalog().resolve_model("Llama-3.1-8B");
+  base.workload.prompt_tokens = LengthDistribution::fixed(512);
+  base.workload.output_tokens = LengthDistribution::fixed(32);
+  const Catalog catalog;
+  const HardwareSpec h200 = catalog.resolve_gpu("H200");
+  const HardwareSpec l40s = catalog.resolve_gpu("L40S");
+  PlanCandidate c;
+  c.gpu = "H200";
+  c.prefill_gpu = "L40S";
+  c.prefill_instances = 1;
+  c.decode_instances = 1;
+  c.prefill_tp = 1;
+  c.tp = 1;
+  c.max_num_seqs = 64;
+  c.prefill_engine.max_num_seqs = 64;
+  const Evaluator pcie(o, base, nlohmann::json(), nlohmann::json::parse(R"({"link": "pcie"})"));
+  const SimulationConfig cfg = pcie.config(h200, l40s, c, 1, PlanLoad::kQps, 2, 100);
+  EXPECT_EQ(cfg.disaggregation.prefill.gpu.name, "L40S");
+  EXPECT_EQ(cfg.disaggregation.decode.gpu.name, "H200");
+  // A PCIe preset between two GPU types runs at the slower side's figure.
+  EXPECT_DOUBLE_EQ(cfg.disaggregation.kv_transfer.bandwidth_Bps,
+                   std::min(h200.pcie_Bps, l40s.pcie_Bps));
+  const Evaluator nvlink(o, base, nlohmann::json(), nlohmann::json::parse(R"({"link": "nvlink"})"));
+  EXPECT_NO_THROW(nvlink.kv_transfer(h200, h200));
+  try {
+    nvlink.kv_transfer(catalog.resolve_gpu("H100-SXM"), h200);
+    ADD_FAILURE() << "nvlink between two GPU types";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("not prefill on H100-SXM and decode on H200"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(DisaggregatedPlan, BadOptionsAreOneLineErrors) {
   PlanOptions o = small_plan();
   o.aggregated = false;
@@ -253,6 +334,12 @@ TEST(DisaggregatedPlan, BadOptionsAreOneLineErrors) {
   o = small_plan();
   o.pd_ratios = {{{1, 1}}};
   o.decode_tp = {0};
+  EXPECT_THROW(plan(o, Catalog()), ConfigError);
+  o = small_plan();
+  o.prefill_gpus = {"L40S"};
+  EXPECT_THROW(plan(o, Catalog()), ConfigError);  // role GPUs without --pd
+  o.pd_ratios = {{{1, 1}}};
+  o.prefill_gpus = {"NoSuchGPU"};
   EXPECT_THROW(plan(o, Catalog()), ConfigError);
 }
 
