@@ -203,7 +203,9 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
   cmd->add_option("--output-len", o.output_len, "Without a scenario file: tokens per answer");
   cmd->add_option("--arrival", o.arrival,
                   "Without a scenario file: poisson (default), constant or gamma:CV");
-  cmd->add_option("--target-qps,--qps", o.target_qps, "Load to serve, requests per second");
+  cmd->add_option("--target-qps,--qps", o.target_qps,
+                  "Load to serve, requests per second (a multi_turn workload: sessions "
+                  "started per second)");
   cmd->add_option("--target-concurrency", o.target_concurrency,
                   "Load to serve, concurrent clients (closed loop)");
   cmd->add_option("--slo", o.slos,

@@ -108,13 +108,15 @@ void mark_unreachable(PlanState& state, size_t i, const Bisection& b) {
       c.gap = v / s.limit_s;
       worst = s.name();
       c.reason = s.name() + " is " + format_number("%.1f ms", v * 1e3) + " at " +
-                 load_text(o.load, floor_load) + format_number(" (limit %.1f ms)", s.limit_s * 1e3);
+                 load_text(o.load, floor_load, state.report.sessions) +
+                 format_number(" (limit %.1f ms)", s.limit_s * 1e3);
       c.suggestion = "relax " + s.name() + format_number(" to %.0f ms", std::ceil(v * 1.05 * 1e3)) +
                      ", or use a faster GPU / a larger TP";
     }
   }
   if (worst.empty()) {
-    c.reason = "misses " + b.fail_reason + " even at " + load_text(o.load, b.hi);
+    c.reason =
+        "misses " + b.fail_reason + " even at " + load_text(o.load, b.hi, state.report.sessions);
     c.suggestion = "a faster GPU or a larger TP";
   }
   c.predicted = floor_run.summary;
@@ -167,7 +169,7 @@ void size_sustained(PlanState& state, size_t i, const Bisection& b) {
     c.limit = capacity_limit(c, state.gpus[state.gpu_of[i]], state.scenario.config.model,
                              state.memory_plans[i], state.probes[i]);
   }
-  c.reason = "sustains " + load_text(o.load, b.lo) +
+  c.reason = "sustains " + load_text(o.load, b.lo, state.report.sessions) +
              (c.disaggregated() ? " per group" : " per replica") + "; limited by " + c.limit;
   c.replicas = static_cast<int>(std::ceil(o.target_load / b.lo - 1e-9));
   c.predicted = c.at_sustained;

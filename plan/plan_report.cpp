@@ -109,7 +109,7 @@ nlohmann::json pareto_json(const PlanReport& report) {
 // The plan's target and SLOs, and what it took to make.
 std::string table_header(const PlanReport& r) {
   std::string out = "plan: " + r.model + " (" + r.scenario + "), target " +
-                    load_text(r.load, r.target_load) + ", SLO";
+                    load_text(r.load, r.target_load, r.sessions) + ", SLO";
   for (const SloTarget& s : r.slos) {
     out += " " + s.name() + format_number("<=%.0fms", s.limit_s * 1e3);
   }
@@ -355,7 +355,10 @@ nlohmann::json PlanReport::to_json() const {
   nlohmann::json j;
   j["model"] = model;
   j["scenario"] = scenario;
-  j["target"] = {{load == PlanLoad::kQps ? "qps" : "concurrency", target_load}};
+  const char* target = load == PlanLoad::kConcurrency ? "concurrency"
+                       : sessions                     ? "sessions_per_s"
+                                                      : "qps";
+  j["target"] = {{target, target_load}};
   nlohmann::json slo = nlohmann::json::object();
   for (const SloTarget& s : slos) slo[s.name() + "_ms"] = s.limit_s * 1e3;
   j["slo"] = slo;

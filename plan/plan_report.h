@@ -110,6 +110,9 @@ struct PlanReport {
   std::string scenario;
   PlanLoad load = PlanLoad::kQps;
   double target_load = 0;  // requests/s, or concurrent clients
+  // The target counts multi-turn sessions started per second (an open-loop multi_turn
+  // workload's arrival process starts sessions), not requests.
+  bool sessions = false;
   std::vector<SloTarget> slos;
   double max_error_rate = 0;  // fraction of requests
   uint64_t requests = 0;      // requests per single-replica evaluation

@@ -192,6 +192,8 @@ PlanState::PlanState(Inputs inputs, const Catalog& catalog_in, WorkShare& share_
   report.scenario = scenario.name;
   report.load = options.load;
   report.target_load = options.target_load;
+  report.sessions =
+      options.load == PlanLoad::kQps && scenario.config.workload.multi_turn.has_value();
   report.slos = options.slos;
   report.max_error_rate = options.max_error_rate;
   report.requests = options.requests;

@@ -10,9 +10,9 @@ std::string format_number(const char* format, double value) {
   return buf;
 }
 
-std::string load_text(PlanLoad load, double value) {
-  return load == PlanLoad::kQps ? format_number("%.3g req/s", value)
-                                : format_number("%.0f clients", value);
+std::string load_text(PlanLoad load, double value, bool sessions) {
+  if (load == PlanLoad::kConcurrency) return format_number("%.0f clients", value);
+  return format_number(sessions ? "%.3g sessions/s" : "%.3g req/s", value);
 }
 
 }  // namespace servesim

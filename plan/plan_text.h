@@ -12,7 +12,8 @@ namespace servesim {
 // snprintf of one value; the result is at most 63 characters.
 std::string format_number(const char* format, double value);
 
-// A load as the target counts it: "12.5 req/s" or "64 clients".
-std::string load_text(PlanLoad load, double value);
+// A load as the target counts it: "12.5 req/s", "0.4 sessions/s" (a rate of multi-turn
+// sessions started) or "64 clients".
+std::string load_text(PlanLoad load, double value, bool sessions);
 
 }  // namespace servesim

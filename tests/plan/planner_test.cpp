@@ -256,7 +256,7 @@ void expect_one_line_error(const PlanOptions& o, const std::string& fragment) {
 TEST(Planner, SearchesTheHostKvTierAsAKnob) {
   PlanOptions o;
   o.scenario_path = SERVESIM_SOURCE_DIR "/configs/scenarios/kv-offload-chat.json";
-  o.target_load = 0.4;  // requests/s
+  o.target_load = 0.4;  // sessions started per second
   o.slos = {parse_slo_target("ttft:p90=2")};
   o.gpus = {"L4"};
   o.tp = {1};
@@ -281,7 +281,15 @@ TEST(Planner, SearchesTheHostKvTierAsAKnob) {
   const std::string cmd = r.vllm_commands().at(0);
   EXPECT_NE(cmd.find("--kv-offloading-size 64 --kv-offloading-backend native"), std::string::npos)
       << cmd;
-  EXPECT_NE(r.to_table(10).find("+64 GiB host KV"), std::string::npos);
+  const std::string table = r.to_table(10);
+  EXPECT_NE(table.find("+64 GiB host KV"), std::string::npos);
+  // A multi-turn workload's arrivals start sessions: the target and every rate say so.
+  EXPECT_TRUE(r.sessions);
+  EXPECT_NE(table.find("target 0.4 sessions/s"), std::string::npos) << table;
+  EXPECT_NE(r.candidates.front().reason.find(" sessions/s per replica"), std::string::npos)
+      << r.candidates.front().reason;
+  EXPECT_EQ(r.to_json()["target"]["sessions_per_s"], 0.4);
+  EXPECT_FALSE(plan(small_plan(), Catalog()).sessions);
 }
 
 TEST(Planner, BadInputsAreOneLineErrors) {
