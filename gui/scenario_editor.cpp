@@ -22,6 +22,7 @@
 #include <limits>
 #include <utility>
 
+#include "gui/features_edit.h"
 #include "gui/length_distribution_edit.h"
 #include "gui/scenario_document.h"
 #include "gui/service_edit.h"
@@ -245,6 +246,8 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   auto* forms_layout = new QVBoxLayout(forms);
   forms_layout->setContentsMargins(0, 0, 0, 0);
   forms_layout->addWidget(form_box);
+  features_ = new FeaturesEdit(document_, forms);
+  forms_layout->addWidget(features_);
   forms_layout->addWidget(workload_box);
   service_ = new ServiceEdit(document_, forms);
   forms_layout->addWidget(service_);

@@ -1,6 +1,7 @@
 // ScenarioEditor: the editing surface of a ScenarioDocument — form fields for the knobs
 // people turn most (model, GPU, TP/PP/DP, max_num_seqs, max_num_batched_tokens,
-// max_model_len, gpu_memory_utilization, prefix caching, SLOs) and for an inline workload
+// max_model_len, gpu_memory_utilization, prefix caching, KV offload, SLOs), for expert
+// parallelism, speculative decoding and disaggregation (FeaturesEdit), for an inline workload
 // (arrival process and its rate, gamma CV or clients, prompt and output length
 // distributions, request count, shared prefixes) and the service path (ServiceEdit) above the
 // full JSON text. Model and GPU are editable lists of the catalog's names that also take a
@@ -26,6 +27,7 @@ class QPlainTextEdit;
 namespace servesim::gui {
 
 class ScenarioDocument;
+class FeaturesEdit;
 class ServiceEdit;
 
 class ScenarioEditor : public QWidget {
@@ -44,6 +46,8 @@ class ScenarioEditor : public QWidget {
   QPlainTextEdit* text_edit() const { return text_; }
   // The Service group (its own fields: ServiceEdit::field()).
   ServiceEdit* service_edit() const { return service_; }
+  // Expert parallelism, speculation and disaggregation (FeaturesEdit::field()).
+  FeaturesEdit* features_edit() const { return features_; }
   QString error_text() const;
 
  private:
@@ -70,6 +74,7 @@ class ScenarioEditor : public QWidget {
   QLabel* error_;
   QPlainTextEdit* text_;
   ServiceEdit* service_ = nullptr;
+  FeaturesEdit* features_ = nullptr;
 };
 
 }  // namespace servesim::gui

@@ -153,7 +153,12 @@ QStringList TradeoffView::suggested_keys() {
           QStringLiteral("parallel.tensor_parallel_size"),
           QStringLiteral("parallel.data_parallel_size"),
           QStringLiteral("engine.gpu_memory_utilization"),
-          QStringLiteral("gpu")};
+          QStringLiteral("gpu"),
+          QStringLiteral("engine.kv_offloading_size_gib"),
+          QStringLiteral("engine.speculative.num_speculative_tokens"),
+          QStringLiteral("engine.speculative.acceptance_rate"),
+          QStringLiteral("disaggregation.prefill.instances"),
+          QStringLiteral("parallel.expert_zipf_exponent")};
 }
 
 QString TradeoffView::suggested_values(const QString& key) {
@@ -166,6 +171,15 @@ QString TradeoffView::suggested_values(const QString& key) {
   if (key == QLatin1String("parallel.data_parallel_size")) return QStringLiteral("1:4:1");
   if (key == QLatin1String("engine.gpu_memory_utilization")) return QStringLiteral("0.5:0.9:0.1");
   if (key == QLatin1String("gpu")) return QStringLiteral("A100-80GB,H100");
+  if (key == QLatin1String("engine.kv_offloading_size_gib")) return QStringLiteral("16,64,256");
+  if (key == QLatin1String("engine.speculative.num_speculative_tokens")) {
+    return QStringLiteral("1,2,4,8");
+  }
+  if (key == QLatin1String("engine.speculative.acceptance_rate")) {
+    return QStringLiteral("0.4:0.8:0.1");
+  }
+  if (key == QLatin1String("disaggregation.prefill.instances")) return QStringLiteral("1:4:1");
+  if (key == QLatin1String("parallel.expert_zipf_exponent")) return QStringLiteral("0:1.5:0.5");
   return {};
 }
 
