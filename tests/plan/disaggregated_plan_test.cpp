@@ -48,6 +48,28 @@ PlanOptions small_plan() {
   return o;
 }
 
+// What an Evaluator is built from for a config-only test: the 8B model, short requests.
+SimulationConfig small_base() {
+  SimulationConfig base;
+  base.model = Catalog().resolve_model("Llama-3.1-8B");
+  base.workload.prompt_tokens = LengthDistribution::fixed(512);
+  base.workload.output_tokens = LengthDistribution::fixed(32);
+  base.service = vllm_service();
+  return base;
+}
+
+// A group of `prefill` instances at TP prefill_tp and `decode` at TP decode_tp.
+PlanCandidate group(int prefill, int prefill_tp, int decode, int decode_tp) {
+  PlanCandidate c;
+  c.prefill_instances = prefill;
+  c.decode_instances = decode;
+  c.prefill_tp = prefill_tp;
+  c.tp = decode_tp;
+  c.max_num_seqs = 64;
+  c.prefill_engine.max_num_seqs = 64;
+  return c;
+}
+
 const PlanCandidate* first_of_family(const PlanReport& r, bool disaggregated) {
   for (const PlanCandidate& c : r.candidates) {
     if (c.disaggregated() == disaggregated) return &c;
@@ -81,19 +103,9 @@ TEST(DisaggregatedPlan, EnumeratesEveryRatioAndRoleTpAfterTheAggregatedCandidate
 TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   PlanOptions o = small_plan();
   o.slos = {parse_slo_target("ttft:p99=2")};
-  SimulationConfig base;
-  base.model = Catalog().resolve_model("Llama-3.1-8B");
-  base.workload.prompt_tokens = LengthDistribution::fixed(512);
-  base.workload.output_tokens = LengthDistribution::fixed(32);
-  base.service = vllm_service();
-  const Evaluator evaluator(o, base, nlohmann::json(),
+  const Evaluator evaluator(o, small_base(), nlohmann::json(),
                             nlohmann::json::parse(R"({"link": "ethernet"})"));
-  PlanCandidate c;
-  c.prefill_instances = 2;
-  c.decode_instances = 1;
-  c.prefill_tp = 1;
-  c.tp = 4;
-  c.max_num_seqs = 64;
+  PlanCandidate c = group(2, 1, 1, 4);
   c.prefill_engine.max_num_seqs = 16;
   const HardwareSpec gpu = Catalog().resolve_gpu("H100-SXM");
   const SimulationConfig cfg = evaluator.config(gpu, gpu, c, 3, PlanLoad::kQps, 2, 100);
@@ -285,23 +297,14 @@ TEST(DisaggregatedPlan, RolesOnTwoGpuTypesArePairedAndPricedPerRole) {
 }
 
 TEST(DisaggregatedPlan, AGroupOfTwoGpuTypesRunsEachRoleOnItsOwnAndJoinsThemByNetwork) {
-  PlanOptions o = small_plan();
-  SimulationConfig base;
-  base.model = Catalog().resolve_model("Llama-3.1-8B");
-  base.workload.prompt_tokens = LengthDistribution::fixed(512);
-  base.workload.output_tokens = LengthDistribution::fixed(32);
+  const PlanOptions o = small_plan();
+  const SimulationConfig base = small_base();
   const Catalog catalog;
   const HardwareSpec h200 = catalog.resolve_gpu("H200");
   const HardwareSpec l40s = catalog.resolve_gpu("L40S");
-  PlanCandidate c;
+  PlanCandidate c = group(1, 1, 1, 1);
   c.gpu = "H200";
   c.prefill_gpu = "L40S";
-  c.prefill_instances = 1;
-  c.decode_instances = 1;
-  c.prefill_tp = 1;
-  c.tp = 1;
-  c.max_num_seqs = 64;
-  c.prefill_engine.max_num_seqs = 64;
   const Evaluator pcie(o, base, nlohmann::json(), nlohmann::json::parse(R"({"link": "pcie"})"));
   const SimulationConfig cfg = pcie.config(h200, l40s, c, 1, PlanLoad::kQps, 2, 100);
   EXPECT_EQ(cfg.disaggregation.prefill.gpu.name, "L40S");
