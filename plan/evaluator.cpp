@@ -4,8 +4,6 @@
 #include <cmath>
 #include <string>
 
-#include "models/config_error.h"
-
 namespace servesim {
 namespace {
 
@@ -71,16 +69,7 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const HardwareSpec& 
 KvTransferSpec Evaluator::kv_transfer(const HardwareSpec& prefill,
                                       const HardwareSpec& decode) const {
   if (kv_transfer_.is_null()) return KvTransferSpec();
-  const char* context = "disaggregation.kv_transfer";
-  KvTransferSpec spec = KvTransferSpec::from_json(kv_transfer_, context, decode);
-  if (prefill.name == decode.name) return spec;
-  if (spec.link == "nvlink") {
-    throw ConfigError(std::string(context) + ".link: nvlink joins GPUs of one NVLink domain, " +
-                      "not prefill on " + prefill.name + " and decode on " + decode.name +
-                      ": use infiniband or ethernet");
-  }
-  const KvTransferSpec other = KvTransferSpec::from_json(kv_transfer_, context, prefill);
-  return other.bandwidth_Bps < spec.bandwidth_Bps ? other : spec;
+  return KvTransferSpec::from_json(kv_transfer_, "disaggregation.kv_transfer", prefill, decode);
 }
 
 const EngineConfig& Evaluator::role_engine(bool prefill) const {

@@ -266,8 +266,8 @@ void read_disaggregation(JsonObjectReader& r, SimulationConfig& c, const nlohman
         read_role(role, c, engine, base_dir, catalog);
   }
   if (r.has("kv_transfer")) {
-    d.kv_transfer =
-        KvTransferSpec::from_json(r.raw("kv_transfer"), r.context() + ".kv_transfer", d.decode.gpu);
+    d.kv_transfer = KvTransferSpec::from_json(r.raw("kv_transfer"), r.context() + ".kv_transfer",
+                                              d.prefill.gpu, d.decode.gpu);
   } else {
     r.raw("kv_transfer");
   }

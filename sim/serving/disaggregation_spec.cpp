@@ -69,7 +69,8 @@ double KvTransferSpec::transfer_s(int tokens, double prefill_bytes_per_token,
 }
 
 KvTransferSpec KvTransferSpec::from_json(const nlohmann::json& j, const std::string& context,
-                                         const HardwareSpec& gpu) {
+                                         const HardwareSpec& prefill_gpu,
+                                         const HardwareSpec& decode_gpu) {
   JsonObjectReader r(j, context);
   KvTransferSpec s;
   s.connector = r.optional<std::string>("connector", s.connector);
@@ -79,12 +80,23 @@ KvTransferSpec KvTransferSpec::from_json(const nlohmann::json& j, const std::str
   for (const LinkPreset& p : kPresets) {
     if (s.link == p.name) preset = &p;
   }
+  if (s.link == "nvlink" && prefill_gpu.name != decode_gpu.name) {
+    r.fail("link", "\"nvlink\" joins GPUs of one NVLink domain, not prefill on " +
+                       prefill_gpu.name + " and decode on " + decode_gpu.name +
+                       ": use infiniband or ethernet");
+  }
   if (preset != nullptr) {
-    s.bandwidth_Bps = preset->bandwidth_Bps > 0 ? preset->bandwidth_Bps : gpu_link_Bps(s.link, gpu);
     s.latency_s = preset->latency_s;
-    if (!(s.bandwidth_Bps > 0) && !r.has("bandwidth_GBps")) {
-      r.fail("link", "\"" + s.link + "\": " + gpu.name +
-                         " has no such link in its GPU file; give bandwidth_GBps");
+    s.bandwidth_Bps = preset->bandwidth_Bps;
+    for (const HardwareSpec* gpu : {&prefill_gpu, &decode_gpu}) {
+      if (preset->bandwidth_Bps > 0) break;
+      const double own_Bps = gpu_link_Bps(s.link, *gpu);
+      if (!(own_Bps > 0) && !r.has("bandwidth_GBps")) {
+        r.fail("link", "\"" + s.link + "\": " + gpu->name +
+                           " has no such link in its GPU file; give bandwidth_GBps");
+      }
+      // Each side moves its shards over its own link: the slower one sets the pace.
+      s.bandwidth_Bps = s.bandwidth_Bps > 0 ? std::min(s.bandwidth_Bps, own_Bps) : own_Bps;
     }
   } else if (s.link != "custom") {
     r.fail("link", "must be " + preset_names() + " (got \"" + s.link + "\")");

@@ -49,9 +49,15 @@ struct KvTransferSpec {
 
   // "kv_transfer": {"connector", "link", "bandwidth_GBps", "latency_us", "handoff_ms",
   // "overlap"}; a link preset fills bandwidth and latency, which the keys then override.
-  // `gpu` gives the NVLink and PCIe figures of the "nvlink" and "pcie" presets.
+  // The GPUs give the NVLink and PCIe figures of the "nvlink" and "pcie" presets (the slower
+  // side's); "nvlink" between two GPU types is refused (one NVLink domain is one GPU type).
   static KvTransferSpec from_json(const nlohmann::json& j, const std::string& context,
-                                  const HardwareSpec& gpu);
+                                  const HardwareSpec& prefill_gpu, const HardwareSpec& decode_gpu);
+  // Both roles on `gpu`.
+  static KvTransferSpec from_json(const nlohmann::json& j, const std::string& context,
+                                  const HardwareSpec& gpu) {
+    return from_json(j, context, gpu, gpu);
+  }
 };
 
 // One role's deployment: `instances` engines, each with this GPU, parallelism and flags.

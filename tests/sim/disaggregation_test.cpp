@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -99,6 +100,34 @@ TEST(KvTransferSpec, PresetsFillTheLinkAndKeysOverrideThem) {
   EXPECT_DOUBLE_EQ(own.latency_s, 40e-6);
   EXPECT_DOUBLE_EQ(own.handoff_s, 2e-3);
   EXPECT_EQ(own.overlap, KvTransferOverlap::kLayerwise);
+}
+
+// Roles on two GPU types: a peer-copy preset runs at the slower side's figure, and NVLink,
+// whose domain is one GPU type, is refused — in a scenario as in the planner.
+TEST(KvTransferSpec, RolesOnTwoGpuTypesTakeTheSlowerLinkAndNoNvlink) {
+  const Catalog catalog;
+  const HardwareSpec h100 = catalog.resolve_gpu("H100-SXM");
+  const HardwareSpec l40s = catalog.resolve_gpu("L40S");
+  const KvTransferSpec pcie = KvTransferSpec::from_json({{"link", "pcie"}}, "kv", l40s, h100);
+  EXPECT_DOUBLE_EQ(pcie.bandwidth_Bps, std::min(l40s.pcie_Bps, h100.pcie_Bps));
+  EXPECT_DOUBLE_EQ(
+      KvTransferSpec::from_json({{"link", "infiniband"}}, "kv", l40s, h100).bandwidth_Bps, 50e9);
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "model": "Llama-3.1-8B", "gpu": "H100-SXM",
+    "disaggregation": {"prefill": {"instances": 1, "gpu": "H200"}, "decode": {"instances": 1},
+                       "kv_transfer": {"link": "nvlink"}},
+    "workload": {"arrival": {"type": "poisson", "rate_qps": 1}, "prompt_tokens": 64,
+                 "output_tokens": 8, "num_requests": 4}
+  })");
+  try {
+    parse_scenario(j, "", "s.json", catalog);
+    ADD_FAILURE() << "nvlink between H200 and H100-SXM";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("s.json: disaggregation.kv_transfer: link"));
+    EXPECT_THAT(e.what(), HasSubstr("not prefill on H200 and decode on H100-SXM"));
+  }
+  j["disaggregation"]["prefill"].erase("gpu");  // one GPU type: NVLink joins them
+  EXPECT_TRUE(parse_scenario(j, "", "s.json", catalog).config.disaggregation.enabled);
 }
 
 TEST(KvTransferSpec, BadKeysAreOneLineErrors) {
