@@ -27,6 +27,41 @@ std::vector<std::string> split(const std::string& s, char sep) {
   }
 }
 
+// The values of a list, split at the commas outside JSON objects, arrays and strings, so a
+// value may be a whole block ("disaggregation=null,{\"prefill\": ...}"). Throws ConfigError
+// for brackets or quotes left open.
+std::vector<std::string> split_values(const std::string& list, const std::string& spec) {
+  std::vector<std::string> out(1);
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const char ch = list[i];
+    if (in_string) {
+      if (ch == '\\' && i + 1 < list.size()) {
+        out.back() += ch;
+        out.back() += list[++i];  // an escaped quote does not end the string
+        continue;
+      }
+      if (ch == '"') in_string = false;
+    } else if (ch == '"') {
+      in_string = true;
+    } else if (ch == '{' || ch == '[') {
+      ++depth;
+    } else if ((ch == '}' || ch == ']') && depth > 0) {
+      --depth;
+    } else if (ch == ',' && depth == 0) {
+      out.emplace_back();
+      continue;
+    }
+    out.back() += ch;
+  }
+  if (depth != 0 || in_string) {
+    throw ConfigError("--vary '" + spec +
+                      "': a JSON value is not closed (check its brackets and quotes)");
+  }
+  return out;
+}
+
 double parse_number(const std::string& text, const std::string& spec) {
   size_t used = 0;
   double v = 0;
@@ -110,7 +145,9 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
   axis.key = spec.substr(0, eq);
   const std::string rhs = spec.substr(eq + 1);
   const std::vector<std::string> range = split(rhs, ':');
-  if (range.size() == 3 && rhs.find(',') == std::string::npos) {
+  // JSON objects and arrays hold colons of their own: never a range.
+  const bool json_value = rhs.find_first_of("{[\"") != std::string::npos;
+  if (!json_value && range.size() == 3 && rhs.find(',') == std::string::npos) {
     const double start = parse_number(range[0], spec);
     const double stop = parse_number(range[1], spec);
     const double step = parse_number(range[2], spec);
@@ -125,10 +162,10 @@ SweepAxis parse_sweep_axis(const std::string& spec) {
     for (int64_t k = 0; k <= static_cast<int64_t>(n); ++k) {
       axis.values.push_back(format_range_value(start + static_cast<double>(k) * step));
     }
-  } else if (range.size() != 1 && rhs.find(',') == std::string::npos) {
+  } else if (!json_value && range.size() != 1 && rhs.find(',') == std::string::npos) {
     throw ConfigError("--vary '" + spec + "': a range is START:STOP:STEP (three numbers)");
   } else {
-    for (const std::string& v : split(rhs, ',')) {
+    for (const std::string& v : split_values(rhs, spec)) {
       if (v.empty()) throw ConfigError("--vary '" + spec + "': empty value in the list");
       axis.values.push_back(v);
     }

@@ -30,9 +30,22 @@ TEST(SweepAxis, RangesIncludeTheStopAndDoNotDrift) {
   EXPECT_EQ(parse_sweep_axis("x=1:10:4").values, (std::vector<std::string>{"1", "5", "9"}));
 }
 
+// A value may be a whole JSON block, so one axis switches a feature on and off (the
+// aggregated/disaggregated family switch); commas inside it do not split the list.
+TEST(SweepAxis, JsonValuesKeepTheirCommasAndColons) {
+  const SweepAxis a = parse_sweep_axis(
+      R"(disaggregation=null,{"prefill":{"instances":2},"decode":{"instances":1}})");
+  EXPECT_EQ(a.key, "disaggregation");
+  EXPECT_EQ(a.values, (std::vector<std::string>{
+                          "null", R"({"prefill":{"instances":2},"decode":{"instances":1}})"}));
+  EXPECT_EQ(parse_sweep_axis(R"(k=[1,2],"a,b\",c",3)").values,
+            (std::vector<std::string>{"[1,2]", R"("a,b\",c")", "3"}));
+  EXPECT_EQ(parse_sweep_axis(R"(k={"a":1})").values, (std::vector<std::string>{R"({"a":1})"}));
+}
+
 TEST(SweepAxis, BadSpecsAreOneLineErrorsNamingVary) {
-  for (const char* bad :
-       {"engine.max_num_seqs", "=1,2", "k=", "k=1:2", "k=1:a:1", "k=5:1:1", "k=1:5:0", "k=1,,2"}) {
+  for (const char* bad : {"engine.max_num_seqs", "=1,2", "k=", "k=1:2", "k=1:a:1", "k=5:1:1",
+                          "k=1:5:0", "k=1,,2", "k={\"a\":1", "k=[1,2", "k=\"open"}) {
     try {
       parse_sweep_axis(bad);
       ADD_FAILURE() << bad;
