@@ -68,12 +68,21 @@ size_t index_of(PlanState& state, const HardwareSpec& gpu) {
   return state.gpus.size() - 1;
 }
 
-// The indices of one role's GPUs: `names` resolved, or the GPU axis (the first `axis` GPUs).
+// The indices of one role's GPUs: `names` (from `flag`) resolved, or the GPU axis (the first
+// `axis` GPUs). Throws ConfigError naming the flag for a GPU the catalog does not know.
 std::vector<size_t> role_gpus(PlanState& state, const std::vector<std::string>& names,
-                              size_t axis) {
+                              const char* flag, size_t axis) {
   std::vector<size_t> indices;
   for (const std::string& name : names) {
-    indices.push_back(index_of(state, state.catalog.resolve_gpu(name)));
+    try {
+      indices.push_back(index_of(state, state.catalog.resolve_gpu(name)));
+    } catch (const ConfigError& e) {
+      // The catalog names --gpu, the flag of simulate and memory.
+      const std::string what = e.what();
+      const std::string theirs = "--gpu: ";
+      throw ConfigError(std::string(flag) + ": " +
+                        (what.rfind(theirs, 0) == 0 ? what.substr(theirs.size()) : what));
+    }
   }
   for (size_t g = 0; indices.empty() && g < axis; ++g) indices.push_back(g);
   return indices;
@@ -85,8 +94,8 @@ std::vector<RolePair> role_pairs(PlanState& state) {
   const PlanOptions& o = state.options;
   if (o.prefill_gpus.empty() && o.decode_gpus.empty()) return {};
   const size_t axis = state.gpus.size();
-  const std::vector<size_t> prefill = role_gpus(state, o.prefill_gpus, axis);
-  const std::vector<size_t> decode = role_gpus(state, o.decode_gpus, axis);
+  const std::vector<size_t> prefill = role_gpus(state, o.prefill_gpus, "--prefill-gpus", axis);
+  const std::vector<size_t> decode = role_gpus(state, o.decode_gpus, "--decode-gpus", axis);
   std::vector<RolePair> pairs;
   for (size_t d : decode) {
     for (size_t p : prefill) pairs.push_back({p, d});

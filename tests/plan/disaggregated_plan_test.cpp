@@ -343,7 +343,13 @@ TEST(DisaggregatedPlan, BadOptionsAreOneLineErrors) {
   EXPECT_THROW(plan(o, Catalog()), ConfigError);  // role GPUs without --pd
   o.pd_ratios = {{{1, 1}}};
   o.prefill_gpus = {"NoSuchGPU"};
-  EXPECT_THROW(plan(o, Catalog()), ConfigError);
+  try {
+    plan(o, Catalog());
+    ADD_FAILURE() << "an unknown prefill GPU";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("--prefill-gpus: unknown GPU 'NoSuchGPU'", 0), 0u)
+        << e.what();
+  }
 }
 
 }  // namespace
