@@ -242,6 +242,7 @@ class EngineServer::Run {
                                    e.steps, e.busy_s, op_totals);
     result_.num_draft_tokens = engine_->num_draft_tokens();
     result_.num_accepted_tokens = engine_->num_accepted_tokens();
+    result_.spec_counters = engine_->scheduler().spec_decode_counters();
   }
 
   const EngineServer& server_;

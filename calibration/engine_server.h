@@ -80,6 +80,7 @@ struct EngineServeResult {
   // Speculative decoding: drafts verified and, of those, accepted (0 without).
   int64_t num_draft_tokens = 0;
   int64_t num_accepted_tokens = 0;
+  SpecDecodeCounters spec_counters;  // by draft position, and decodes without a match
 };
 
 class EngineServer {

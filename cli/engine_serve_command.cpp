@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 
 #include "calibration/build_info.h"
@@ -14,7 +15,9 @@
 #include "engine/runtime/kv_cache_size.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "serve/server/byte_tokenizer.h"
 #include "serve/server/openai_server.h"
+#include "serve/server/sentencepiece_tokenizer.h"
 
 namespace servesim {
 namespace {
@@ -77,6 +80,30 @@ std::unique_ptr<Engine> build_engine(const ServeCommandOptions& o, const ModelSp
   }
 }
 
+// The tokenizer text prompts go through, as vLLM picks it: --tokenizer, else the model's folder
+// (here the checkpoint's), else servesim-byte. A folder whose only tokenizer servesim cannot read
+// says so rather than silently tokenizing by bytes.
+std::shared_ptr<const Tokenizer> pick_tokenizer(const ServeCommandOptions& o,
+                                                const ModelSpec& spec) {
+  if (!o.tokenizer.empty()) return SentencePieceTokenizer::load(o.tokenizer, spec.vocab_size);
+  if (!o.checkpoint.empty()) {
+    namespace fs = std::filesystem;
+    const fs::path folder = fs::path(o.checkpoint.front()).parent_path();
+    std::error_code ec;
+    if (fs::exists(folder / "tokenizer.model", ec)) {
+      return SentencePieceTokenizer::load((folder / "tokenizer.model").string(), spec.vocab_size);
+    }
+    if (fs::exists(folder / "tokenizer.json", ec)) {
+      std::fprintf(stderr,
+                   "servesim engine serve: %s is a Hugging Face tokenizer.json, which servesim "
+                   "cannot read (no Debian package has the tokenizers library): text prompts "
+                   "use servesim-byte; send token ids for the model's own tokens\n",
+                   (folder / "tokenizer.json").string().c_str());
+    }
+  }
+  return std::make_shared<ByteTokenizer>(spec.vocab_size);
+}
+
 // SIGINT and SIGTERM are blocked in every thread and taken here, so no handler runs inside
 // the engine or Asio.
 int wait_for_signal(const sigset_t& signals) {
@@ -98,6 +125,9 @@ CLI::App* add_engine_serve_command(CLI::App& engine, ServeCommandOptions& o) {
   serve->add_option("--backend", o.backend, "cpu or cuda")->capture_default_str();
   serve->add_option("--checkpoint", o.checkpoint,
                     "Hugging Face .safetensors file(s); default: seeded random weights");
+  serve->add_option("--tokenizer", o.tokenizer,
+                    "SentencePiece tokenizer.model, or a folder holding one (default: beside "
+                    "--checkpoint, else servesim's byte tokenizer)");
   serve->add_option("--threads", o.threads, "CPU threads of the engine")->capture_default_str();
   serve->add_option("--seed", o.seed, "Seed of the random weights")->capture_default_str();
   serve->add_option("--max-num-seqs", o.max_num_seqs, "Sequences per step")->capture_default_str();
@@ -139,6 +169,8 @@ int run_engine_serve(const ServeCommandOptions& o) {
   Weights::check_supported(spec);
   const SchedulerConfig sc = scheduler_config(o, spec, backend);
   const ServeOptions so = serve_options(o);
+  OpenAiServer::check_can_listen(so);
+  std::shared_ptr<const Tokenizer> tokenizer = pick_tokenizer(o, spec);
   std::unique_ptr<Engine> engine = build_engine(o, spec, backend, sc);
 
   sigset_t signals;
@@ -147,13 +179,16 @@ int run_engine_serve(const ServeCommandOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);  // before any thread starts: they inherit it
 
-  OpenAiServer server(std::move(engine), so);
+  const std::string tokenizer_name = tokenizer->description();
+  OpenAiServer server(std::move(engine), so, std::move(tokenizer));
   std::fprintf(stderr,
                "servesim engine serve: %s on the %s backend, %d thread%s; KV cache %lld blocks "
-               "of %d tokens; max_model_len %d, max_num_seqs %d; tokenizer %s\n",
+               "of %d tokens; max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d, "
+               "prefix caching %s; tokenizer %s\n",
                spec.name.c_str(), backend_name(backend), o.threads, o.threads == 1 ? "" : "s",
                static_cast<long long>(sc.num_gpu_blocks - 1), sc.block_size, sc.max_model_len,
-               sc.max_num_seqs, std::string(ByteTokenizer::kName).c_str());
+               sc.max_num_seqs, sc.max_num_batched_tokens, sc.enable_prefix_caching ? "on" : "off",
+               tokenizer_name.c_str());
   std::fprintf(stderr, "servesim engine serve: listening on http://%s:%d\n", so.host.c_str(),
                server.port());
   const int signal = wait_for_signal(signals);

@@ -21,6 +21,9 @@ struct ServeCommandOptions {
   std::string served_model_name;  // "": the --model argument, as vLLM
   std::string backend = "cpu";
   std::vector<std::string> checkpoint;  // .safetensors shards; empty: seeded random weights
+  // A SentencePiece tokenizer.model, or a folder holding one; "": the checkpoint's folder's,
+  // else servesim-byte.
+  std::string tokenizer;
   int threads = 1;
   uint64_t seed = 0;
   int max_num_seqs = 256;

@@ -18,10 +18,11 @@ function(servesim_add_library name)
   endif()
 endfunction()
 
-# servesim_add_test_suite(NAME LIBS lib... [LABELS label...] [SERIAL]): every *_test.cpp in the
-# folder. SERIAL tests run alone (they time the machine and must not share it).
+# servesim_add_test_suite(NAME LIBS lib... [LABELS label...] [SERIAL] [TIMEOUT seconds]): every
+# *_test.cpp in the folder. SERIAL tests run alone (they time the machine and must not share
+# it). TIMEOUT bounds each test below the preset's limit, so a hung one fails in that time.
 function(servesim_add_test_suite name)
-  cmake_parse_arguments(ARG "SERIAL" "" "LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "LIBS;LABELS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_test.cpp)
   file(GLOB helpers CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_runner.cpp)
   list(APPEND srcs ${helpers})
@@ -34,12 +35,15 @@ function(servesim_add_test_suite name)
     SERVESIM_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     SERVESIM_REFERENCE_DIR="${PROJECT_SOURCE_DIR}/../shared/reference")
   set(labels unit ${ARG_LABELS})
-  set(serial "")
+  set(properties "")
   if(ARG_SERIAL)
-    set(serial RUN_SERIAL TRUE)
+    list(APPEND properties RUN_SERIAL TRUE)
+  endif()
+  if(ARG_TIMEOUT)
+    list(APPEND properties TIMEOUT ${ARG_TIMEOUT})
   endif()
   gtest_discover_tests(${name} DISCOVERY_TIMEOUT 120
-    PROPERTIES ${serial}
+    PROPERTIES ${properties}
     ENVIRONMENT "SERVESIM_CONFIG_DIR=${PROJECT_SOURCE_DIR}/configs")
   # Labels are set after discovery, by name list: gtest_discover_tests' PROPERTIES would split
   # a list of labels into separate properties.

@@ -10,7 +10,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev
   libopenmpi-dev openmpi-bin
-  libboost-dev libcairo2-dev
+  libboost-dev libcairo2-dev libsentencepiece-dev
   clang-16 libclang-rt-16-dev
 )
 

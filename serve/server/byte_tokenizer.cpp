@@ -1,5 +1,7 @@
 #include "serve/server/byte_tokenizer.h"
 
+#include <cstdio>
+
 namespace servesim {
 namespace {
 
@@ -32,15 +34,19 @@ bool valid_second(uint8_t lead, uint8_t second) {
 
 }  // namespace
 
-ByteTokenizer::Encoded ByteTokenizer::encode(std::string_view text) const {
+Tokenizer::Encoded ByteTokenizer::encode(std::string_view text) const {
   Encoded e;
   e.tokens.reserve(text.size());
   for (char c : text) {
     const auto byte = static_cast<uint8_t>(c);
     const int32_t token = kFirstByteToken + byte;
     if (token >= vocab_size_) {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "0x%02X", byte);
       e.tokens.clear();
-      e.unencodable_byte = byte;
+      e.error = std::string("byte ") + hex + " has no token in this model's vocabulary of " +
+                std::to_string(vocab_size_) + " (the " + std::string(kName) + " tokenizer needs " +
+                std::to_string(kFullVocabSize) + " tokens for every byte)";
       return e;
     }
     e.tokens.push_back(token);
@@ -48,11 +54,8 @@ ByteTokenizer::Encoded ByteTokenizer::encode(std::string_view text) const {
   return e;
 }
 
-std::string ByteTokenizer::decode(const std::vector<int32_t>& tokens) const {
-  ByteDetokenizer d;
-  std::string text;
-  for (int32_t t : tokens) text += d.push(t);
-  return text + d.flush();
+std::unique_ptr<Detokenizer> ByteTokenizer::detokenizer(std::span<const int32_t>) const {
+  return std::make_unique<ByteDetokenizer>();
 }
 
 std::string ByteDetokenizer::push(int32_t token) {

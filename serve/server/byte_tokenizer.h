@@ -11,19 +11,20 @@
 // of a character split over several tokens are held until it is complete, and bytes that are
 // not valid UTF-8 become U+FFFD, so every piece it returns is valid UTF-8.
 //
-// Immutable (ByteTokenizer) or one per request (ByteDetokenizer); neither is thread-safe beyond
-// const use.
+// Immutable (ByteTokenizer) or one per request (ByteDetokenizer), as serve/server/tokenizer.h.
 #pragma once
 
 #include <cstdint>
-#include <optional>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
-#include <vector>
+
+#include "serve/server/tokenizer.h"
 
 namespace servesim {
 
-class ByteTokenizer {
+class ByteTokenizer : public Tokenizer {
  public:
   static constexpr int32_t kEosTokenId = 0;
   static constexpr int32_t kFirstByteToken = 1;  // byte b is token kFirstByteToken + b
@@ -35,28 +36,25 @@ class ByteTokenizer {
   explicit ByteTokenizer(int vocab_size) : vocab_size_(vocab_size) {}
 
   int vocab_size() const { return vocab_size_; }
-  int32_t eos_token_id() const { return kEosTokenId; }
+  std::string name() const override { return std::string(kName); }
+  int32_t eos_token_id() const override { return kEosTokenId; }
 
-  // The tokens of `text`, or the first byte whose token lies outside the vocabulary.
-  struct Encoded {
-    std::vector<int32_t> tokens;
-    std::optional<uint8_t> unencodable_byte;
-  };
-  Encoded encode(std::string_view text) const;
-
-  // The text of a whole sequence (EOS renders as nothing), as ByteDetokenizer would stream it.
-  std::string decode(const std::vector<int32_t>& tokens) const;
+  // The tokens of `text`, or an error naming the first byte whose token lies outside the
+  // vocabulary. No BOS: this tokenizer has none.
+  Encoded encode(std::string_view text) const override;
+  // The prompt does not matter: every token's text is its own.
+  std::unique_ptr<Detokenizer> detokenizer(std::span<const int32_t> prompt) const override;
 
  private:
   int vocab_size_;
 };
 
-class ByteDetokenizer {
+class ByteDetokenizer : public Detokenizer {
  public:
   // The text that `token` completes: "" while a character is incomplete, or for EOS.
-  std::string push(int32_t token);
+  std::string push(int32_t token) override;
   // The text still held at the end of the sequence (an incomplete character: U+FFFD).
-  std::string flush();
+  std::string flush() override;
 
  private:
   void drain(std::string& out);

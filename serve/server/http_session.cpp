@@ -29,11 +29,11 @@ std::string_view path_of(std::string_view target) {
   return target.substr(0, target.find('?'));
 }
 
-ChoiceEnd choice_end(const FinishedRequest& f, int32_t last_token) {
+ChoiceEnd choice_end(const FinishedRequest& f, int32_t last_token, int32_t eos_token_id) {
   ChoiceEnd end;
   end.finish_reason = std::string(finish_reason_name(f.finish_reason));
   // vLLM: the stop token that ended the request, null for EOS.
-  if (f.finish_reason == FinishReason::kStop && last_token != ByteTokenizer::kEosTokenId) {
+  if (f.finish_reason == FinishReason::kStop && last_token != eos_token_id) {
     end.stop_reason = last_token;
   }
   return end;
@@ -167,7 +167,7 @@ void HttpSession::route(const HttpRequest& req) {
   if (path == "/v1/chat/completions") return handle_generation(req, Endpoint::kChatCompletions);
   if (path == "/v1/models") {
     return send_json(200, models_json(ctx_.options.served_model_name, ctx_.options.model_root,
-                                      ctx_.max_model_len, ctx_.created));
+                                      ctx_.max_model_len, ctx_.created, ctx_.tokenizer->name()));
   }
   if (path == "/version") return send_json(200, {{"version", ctx_.options.version}});
   HttpResponse res{http::status::ok, http_version_};
@@ -180,7 +180,8 @@ void HttpSession::route(const HttpRequest& req) {
 
 void HttpSession::handle_generation(const HttpRequest& req, Endpoint endpoint) {
   try {
-    GenerationRequest r = parse_generation_request(endpoint, req.body(), ctx_.tokenizer);
+    GenerationRequest r =
+        parse_generation_request(endpoint, req.body(), *ctx_.tokenizer, ctx_.vocab_size);
     if (!r.model.empty() && r.model != ctx_.options.served_model_name) {
       throw ApiError(404, "The model `" + r.model + "` does not exist.", "model");
     }
@@ -205,13 +206,14 @@ void HttpSession::start_generation(GenerationRequest r, int max_tokens) {
       ResponseHeader{r.endpoint, response_id(r.endpoint, id),
                      static_cast<int64_t>(std::time(nullptr)), ctx_.options.served_model_name};
   gen_.prompt_tokens = static_cast<int>(r.prompt_token_ids.size());
+  gen_.detokenizer = ctx_.tokenizer->detokenizer(r.prompt_token_ids);
 
   GenerationJob job;
   job.request.id = id;
   job.request.prompt_token_ids = std::move(r.prompt_token_ids);
   job.request.max_output_tokens = max_tokens;
   // vLLM: ignore_eos drops EOS only; stop_token_ids stop either way.
-  if (!r.ignore_eos) job.request.stop_token_ids.push_back(ctx_.tokenizer.eos_token_id());
+  if (!r.ignore_eos) job.request.stop_token_ids.push_back(ctx_.tokenizer->eos_token_id());
   job.request.stop_token_ids.insert(job.request.stop_token_ids.end(), r.stop_token_ids.begin(),
                                     r.stop_token_ids.end());
   job.request.arrival_s = static_cast<double>(id);  // orders requests; never a clock
@@ -239,12 +241,12 @@ void HttpSession::on_output(uint64_t id, const JobOutput& out) {
     gen_.last_token = *out.token;
     // vLLM leaves the stop token's own text out of the output.
     const bool stopped = f != nullptr && f->finish_reason == FinishReason::kStop;
-    piece = stopped ? gen_.detokenizer.flush() : gen_.detokenizer.push(*out.token);
+    piece = stopped ? gen_.detokenizer->flush() : gen_.detokenizer->push(*out.token);
   }
-  if (f != nullptr) piece += gen_.detokenizer.flush();
+  if (f != nullptr) piece += gen_.detokenizer->flush();
   const Usage usage{gen_.prompt_tokens, gen_.num_tokens};
   std::optional<ChoiceEnd> end;
-  if (f != nullptr) end = choice_end(*f, gen_.last_token);
+  if (f != nullptr) end = choice_end(*f, gen_.last_token, ctx_.tokenizer->eos_token_id());
   if (!gen_.stream) {
     gen_.text += piece;
     if (f == nullptr) return;

@@ -27,12 +27,12 @@
 #include <set>
 #include <string>
 
-#include "serve/server/byte_tokenizer.h"
 #include "serve/server/engine_worker.h"
 #include "serve/server/openai_request.h"
 #include "serve/server/openai_response.h"
 #include "serve/server/serve_metrics.h"
 #include "serve/server/serve_options.h"
+#include "serve/server/tokenizer.h"
 
 namespace servesim {
 
@@ -41,7 +41,8 @@ struct ServeContext {
   ServeOptions options;  // immutable
   EngineWorker* worker = nullptr;
   ServeMetrics* metrics = nullptr;
-  ByteTokenizer tokenizer{1};
+  std::shared_ptr<const Tokenizer> tokenizer;  // immutable, shared by every session
+  int vocab_size = 0;                          // the model's: token ids lie below it
   int max_model_len = 0;
   int64_t created = 0;                  // server start, seconds since the Unix epoch
   std::atomic<int64_t> connections{0};  // sessions alive
@@ -81,7 +82,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     bool last_chunk_sent = false;
     bool role_sent = false;  // chat stream: the first chunk (role) is queued
     ResponseHeader header;
-    ByteDetokenizer detokenizer;
+    std::unique_ptr<Detokenizer> detokenizer;
     std::string text;  // not streaming: the whole completion
     int prompt_tokens = 0;
     int num_tokens = 0;

@@ -142,25 +142,16 @@ std::vector<int32_t> token_list(const json& v, const std::string& field, int voc
 }
 
 std::vector<int32_t> encode_text(std::string_view text, const std::string& field,
-                                 const ByteTokenizer& tokenizer) {
-  ByteTokenizer::Encoded e = tokenizer.encode(text);
-  if (e.unencodable_byte) {
-    char hex[8];
-    std::snprintf(hex, sizeof hex, "0x%02X", *e.unencodable_byte);
-    throw ApiError(400,
-                   field + ": byte " + hex + " has no token in this model's vocabulary of " +
-                       std::to_string(tokenizer.vocab_size()) + " (the " +
-                       std::string(ByteTokenizer::kName) + " tokenizer needs " +
-                       std::to_string(ByteTokenizer::kFullVocabSize) +
-                       " tokens for every byte); send token ids instead",
-                   field);
-  }
+                                 const Tokenizer& tokenizer) {
+  Tokenizer::Encoded e = tokenizer.encode(text);
+  if (!e.error.empty())
+    throw ApiError(400, field + ": " + e.error + "; send token ids instead", field);
   return std::move(e.tokens);
 }
 
 // prompt: a string, a list of token ids, or a batch (a list of strings or of token-id lists)
 // of exactly one prompt.
-std::vector<int32_t> parse_prompt(const json& body, const ByteTokenizer& tokenizer) {
+std::vector<int32_t> parse_prompt(const json& body, const Tokenizer& tokenizer, int vocab_size) {
   const json* p = field_of(body, "prompt");
   if (p == nullptr) throw ApiError(400, "prompt: required for /v1/completions", "prompt");
   if (p->is_string()) return encode_text(p->get<std::string>(), "prompt", tokenizer);
@@ -175,9 +166,9 @@ std::vector<int32_t> parse_prompt(const json& body, const ByteTokenizer& tokeniz
                      "prompt");
     }
     if (first.is_string()) return encode_text(first.get<std::string>(), "prompt", tokenizer);
-    return token_list(first, "prompt", tokenizer.vocab_size());
+    return token_list(first, "prompt", vocab_size);
   }
-  return token_list(*p, "prompt", tokenizer.vocab_size());
+  return token_list(*p, "prompt", vocab_size);
 }
 
 // A message's content: a string, or a list of {"type": "text", "text": ...} parts.
@@ -199,7 +190,7 @@ std::string message_content(const json& m, size_t index) {
   return text;
 }
 
-std::vector<int32_t> parse_messages(const json& body, const ByteTokenizer& tokenizer) {
+std::vector<int32_t> parse_messages(const json& body, const Tokenizer& tokenizer) {
   const json* ms = field_of(body, "messages");
   if (ms == nullptr) throw ApiError(400, "messages: required for /v1/chat/completions", "messages");
   if (!ms->is_array()) wrong_type("messages", "a list of messages", *ms);
@@ -298,7 +289,7 @@ void collect_ignored(const json& body, GenerationRequest& r) {
 }  // namespace
 
 GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view body,
-                                           const ByteTokenizer& tokenizer) {
+                                           const Tokenizer& tokenizer, int vocab_size) {
   json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw ApiError(400, "the request body is not valid JSON");
   if (!j.is_object())
@@ -310,15 +301,17 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
     r.model = m->get<std::string>();
   }
   check_refused_fields(j);
-  r.prompt_token_ids = endpoint == Endpoint::kCompletions ? parse_prompt(j, tokenizer)
+  r.prompt_token_ids = endpoint == Endpoint::kCompletions ? parse_prompt(j, tokenizer, vocab_size)
                                                           : parse_messages(j, tokenizer);
   if (r.prompt_token_ids.empty()) {
-    throw ApiError(400, "prompt: empty; servesim has no BOS token to start from", "prompt");
+    throw ApiError(
+        400, "prompt: empty; the " + tokenizer.name() + " tokenizer has no BOS token to start from",
+        "prompt");
   }
   r.stream = get_bool(j, "stream", "stream").value_or(false);
   parse_stream_options(j, r);
   parse_sampling(j, r);
-  parse_limits(j, r, tokenizer.vocab_size());
+  parse_limits(j, r, vocab_size);
   collect_ignored(j, r);
   return r;
 }

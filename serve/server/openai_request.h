@@ -3,7 +3,7 @@
 // down to what servesim's engine runs: prompt token ids, output limits, stop tokens and
 // sampling parameters.
 //
-//   GenerationRequest r = parse_generation_request(Endpoint::kCompletions, body, tokenizer);
+//   GenerationRequest r = parse_generation_request(Endpoint::kCompletions, body, tokenizer, vocab);
 //   const int max_tokens = resolve_max_tokens(r, max_model_len);   // vLLM's default and limit
 //
 // Fields, as vLLM: `prompt` (text, token ids, or a batch of one), `messages` (chat: rendered by
@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "kernels/sampler.h"
-#include "serve/server/byte_tokenizer.h"
+#include "serve/server/tokenizer.h"
 
 namespace servesim {
 
@@ -48,11 +48,12 @@ struct GenerationRequest {
   std::vector<std::string> ignored_fields;
 };
 
-// Throws ApiError (400) for malformed JSON, a field of the wrong type (naming it), a value out
-// of range, a text prompt the tokenizer cannot encode for this vocabulary, a batch of more than
-// one prompt, or a field servesim cannot honour.
+// Token ids (prompts, stop_token_ids) must lie below the model's `vocab_size`. Throws ApiError
+// (400) for malformed JSON, a field of the wrong type (naming it), a value out of range, a text
+// prompt the tokenizer cannot encode for this model, a batch of more than one prompt, or a
+// field servesim cannot honour.
 GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view body,
-                                           const ByteTokenizer& tokenizer);
+                                           const Tokenizer& tokenizer, int vocab_size);
 
 // The output limit vLLM runs the request with: max_tokens, or its default (16 for completions,
 // max_model_len minus the prompt for chat). Throws ApiError (400, vLLM's message) when the

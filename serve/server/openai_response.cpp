@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "base/mix64.h"
-#include "serve/server/byte_tokenizer.h"
 
 namespace servesim {
 namespace {
@@ -22,13 +21,21 @@ json head(const ResponseHeader& h, const char* object) {
   return {{"id", h.id}, {"object", object}, {"created", h.created}, {"model", h.model}};
 }
 
+// The UsageInfo fields vLLM sets. prompt_tokens_details stays None (it is set only with
+// --enable-prompt-tokens-details and cached tokens), so a body that vLLM dumps with
+// exclude_none or exclude_unset — the include_usage chunk, a chat chunk — leaves it out.
+json set_usage_json(const Usage& u) {
+  return {{"prompt_tokens", u.prompt_tokens},
+          {"total_tokens", u.prompt_tokens + u.completion_tokens},
+          {"completion_tokens", u.completion_tokens}};
+}
+
 }  // namespace
 
 json usage_json(const Usage& u) {
-  return {{"prompt_tokens", u.prompt_tokens},
-          {"total_tokens", u.prompt_tokens + u.completion_tokens},
-          {"completion_tokens", u.completion_tokens},
-          {"prompt_tokens_details", nullptr}};
+  json j = set_usage_json(u);
+  j["prompt_tokens_details"] = nullptr;
+  return j;
 }
 
 json response_json(const ResponseHeader& h, const std::string& text, const ChoiceEnd& end,
@@ -82,7 +89,7 @@ json chunk_json(const ResponseHeader& h, const std::string& text,
     choice["finish_reason"] = end ? json(end->finish_reason) : json(nullptr);
     if (end) choice["stop_reason"] = stop_reason_json(end->stop_reason);
     j["choices"] = json::array({choice});
-    if (usage) j["usage"] = usage_json(*usage);
+    if (usage) j["usage"] = set_usage_json(*usage);
     return j;
   }
   j = head(h, "text_completion");
@@ -99,7 +106,7 @@ json chunk_json(const ResponseHeader& h, const std::string& text,
 json usage_chunk_json(const ResponseHeader& h, const Usage& usage) {
   json j = head(h, is_chat(h) ? "chat.completion.chunk" : "text_completion");
   j["choices"] = json::array();
-  j["usage"] = usage_json(usage);
+  j["usage"] = set_usage_json(usage);
   return j;
 }
 
@@ -112,7 +119,7 @@ json error_json(const ApiError& e) {
 }
 
 json models_json(const std::string& served_model_name, const std::string& root, int max_model_len,
-                 int64_t created) {
+                 int64_t created, const std::string& tokenizer_name) {
   const json permission = {{"id", "modelperm-" + response_id(Endpoint::kCompletions, 0).substr(5)},
                            {"object", "model_permission"},
                            {"created", created},
@@ -133,7 +140,7 @@ json models_json(const std::string& served_model_name, const std::string& root, 
                      {"parent", nullptr},
                      {"max_model_len", max_model_len},
                      {"permission", json::array({permission})},
-                     {"tokenizer", std::string(ByteTokenizer::kName)}};
+                     {"tokenizer", tokenizer_name}};
   return {{"object", "list"}, {"data", json::array({card})}};
 }
 

@@ -4,8 +4,9 @@
 // the usage chunk of stream_options.include_usage, ErrorResponse, and the model list.
 //
 // Completion chunks carry every field (vLLM dumps them with their unset fields, "usage": null
-// included); chat chunks only the set ones (vLLM dumps them with exclude_unset). Thread-safe:
-// free functions over values.
+// included); chat chunks only the set ones (vLLM dumps them with exclude_unset); the usage
+// chunk no None field (exclude_none: no "prompt_tokens_details"). Thread-safe: free functions
+// over values.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +57,8 @@ nlohmann::ordered_json error_json(const ApiError& error);
 
 // GET /v1/models: one ModelCard, plus servesim's "tokenizer" field naming the tokenizer in use.
 nlohmann::ordered_json models_json(const std::string& served_model_name, const std::string& root,
-                                   int max_model_len, int64_t created);
+                                   int max_model_len, int64_t created,
+                                   const std::string& tokenizer_name);
 
 // "cmpl-" / "chatcmpl-" followed by 32 hex digits drawn from `sequence` (deterministic).
 std::string response_id(Endpoint endpoint, uint64_t sequence);

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "models/config_error.h"
+#include "serve/server/byte_tokenizer.h"
 
 namespace servesim {
 namespace {
@@ -29,9 +30,31 @@ tcp::endpoint endpoint_of(const ServeOptions& o) {
   return {address, o.port};
 }
 
+// Opens, binds and listens `acceptor` at the options' address; ConfigError naming the flags.
+void listen_at(tcp::acceptor& acceptor, const ServeOptions& options) {
+  const tcp::endpoint at = endpoint_of(options);
+  boost::system::error_code ec;
+  acceptor.open(at.protocol(), ec);
+  if (!ec) acceptor.set_option(net::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(at, ec);
+  if (!ec) acceptor.listen(net::socket_base::max_listen_connections, ec);
+  if (ec) {
+    throw ConfigError("--host " + options.host + " --port " + std::to_string(options.port) +
+                      ": cannot listen (" + ec.message() + "); pick another port, or 0 for any");
+  }
+}
+
 }  // namespace
 
-OpenAiServer::OpenAiServer(std::unique_ptr<Engine> engine, const ServeOptions& options)
+void OpenAiServer::check_can_listen(const ServeOptions& options) {
+  check_options(options);
+  net::io_context io;
+  tcp::acceptor probe(io);
+  listen_at(probe, options);
+}
+
+OpenAiServer::OpenAiServer(std::unique_ptr<Engine> engine, const ServeOptions& options,
+                           std::shared_ptr<const Tokenizer> tokenizer)
     : acceptor_(io_) {
   check_options(options);
   const int max_model_len = engine->scheduler().config().max_model_len;
@@ -39,20 +62,13 @@ OpenAiServer::OpenAiServer(std::unique_ptr<Engine> engine, const ServeOptions& o
   metrics_ = std::make_unique<ServeMetrics>(options.served_model_name, max_model_len);
   context_.options = options;
   context_.metrics = metrics_.get();
-  context_.tokenizer = ByteTokenizer(vocab_size);
+  context_.tokenizer =
+      tokenizer != nullptr ? std::move(tokenizer) : std::make_shared<ByteTokenizer>(vocab_size);
+  context_.vocab_size = vocab_size;
   context_.max_model_len = max_model_len;
   context_.created = static_cast<int64_t>(std::time(nullptr));
 
-  const tcp::endpoint at = endpoint_of(options);
-  boost::system::error_code ec;
-  acceptor_.open(at.protocol(), ec);
-  if (!ec) acceptor_.set_option(net::socket_base::reuse_address(true), ec);
-  if (!ec) acceptor_.bind(at, ec);
-  if (!ec) acceptor_.listen(net::socket_base::max_listen_connections, ec);
-  if (ec) {
-    throw ConfigError("--host " + options.host + " --port " + std::to_string(options.port) +
-                      ": cannot listen (" + ec.message() + "); pick another port, or 0 for any");
-  }
+  listen_at(acceptor_, options);
   port_ = acceptor_.local_endpoint().port();
 
   worker_ = std::make_unique<EngineWorker>(std::move(engine), *metrics_);

@@ -27,17 +27,26 @@
 #include "serve/server/http_session.h"
 #include "serve/server/serve_metrics.h"
 #include "serve/server/serve_options.h"
+#include "serve/server/tokenizer.h"
 
 namespace servesim {
 
 class OpenAiServer {
  public:
-  // Throws ConfigError when the address cannot be bound (naming --host/--port) or an option is
-  // out of range.
-  OpenAiServer(std::unique_ptr<Engine> engine, const ServeOptions& options);
+  // Text goes through `tokenizer` (shared, immutable; nullptr: servesim-byte for the model's
+  // vocabulary). Throws ConfigError when the address cannot be bound (naming --host/--port) or
+  // an option is out of range.
+  OpenAiServer(std::unique_ptr<Engine> engine, const ServeOptions& options,
+               std::shared_ptr<const Tokenizer> tokenizer = nullptr);
   ~OpenAiServer();
   OpenAiServer(const OpenAiServer&) = delete;
   OpenAiServer& operator=(const OpenAiServer&) = delete;
+
+  // Throws the constructor's ConfigError now when `options` cannot be listened at (a port in
+  // use, a bad host), without keeping the port: as vLLM binds its port before it builds the
+  // engine (entrypoints/openai/api_server.py, create_server_socket), so a taken port is an
+  // error before the weights load rather than after.
+  static void check_can_listen(const ServeOptions& options);
 
   uint16_t port() const { return port_; }  // the bound port (an ephemeral one for port 0)
   EngineWorker& worker() { return *worker_; }

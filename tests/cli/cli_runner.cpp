@@ -10,13 +10,15 @@
 
 namespace servesim::testing {
 
-CliResult run_servesim(const std::string& args) {
+CliResult run_servesim(const std::string& args, int timeout_s) {
   static int counter = 0;
   const std::string err_path =
       (std::filesystem::temp_directory_path() /
        ("servesim_cli_err_" + std::to_string(::getpid()) + "_" + std::to_string(counter++)))
           .string();
-  const std::string command = std::string(SERVESIM_BIN) + " " + args + " 2>" + err_path;
+  const std::string bound =
+      timeout_s > 0 ? "timeout -k 5 " + std::to_string(timeout_s) + " " : std::string();
+  const std::string command = bound + std::string(SERVESIM_BIN) + " " + args + " 2>" + err_path;
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

@@ -12,7 +12,9 @@ struct CliResult {
   std::string err;  // stderr
 };
 
-// `args` is appended to the binary path as written (shell quoting is the caller's).
-CliResult run_servesim(const std::string& args);
+// `args` is appended to the binary path as written (shell quoting is the caller's). With
+// `timeout_s` > 0 the run is killed past that many seconds (coreutils timeout: exit code 124),
+// for commands that must end on their own, such as a server refusing its flags.
+CliResult run_servesim(const std::string& args, int timeout_s = 0);
 
 }  // namespace servesim::testing

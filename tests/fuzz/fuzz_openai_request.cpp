@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "serve/server/api_error.h"
+#include "serve/server/byte_tokenizer.h"
 #include "serve/server/openai_request.h"
 
 namespace {
@@ -39,7 +40,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view body(reinterpret_cast<const char*>(data) + 1, size - 1);
   try {
     const servesim::GenerationRequest r =
-        servesim::parse_generation_request(endpoint, body, tokenizer);
+        servesim::parse_generation_request(endpoint, body, tokenizer, vocab_size);
     check_invariants(r, vocab_size, servesim::resolve_max_tokens(r, kMaxModelLen));
   } catch (const servesim::ApiError& e) {
     // A refusal must be a 400 with something to say; a 500 would blame the server.

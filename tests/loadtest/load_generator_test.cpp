@@ -1,13 +1,18 @@
 #include "serve/loadtest/load_generator.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
+#include <map>
 #include <set>
 
 #include "fake_server_runner.h"
 #include "models/config_error.h"
+#include "sim/workload/workload.h"
 
 namespace servesim {
 namespace {
@@ -103,6 +108,51 @@ TEST(LoadGenerator, OpenLoopStreamsEveryRequestAndTimesEachToken) {
   EXPECT_GT(r.client.lag_samples, 0u);
 }
 
+// The load tester pulls the simulator's RequestSource: every open-loop kind and a trace replay
+// send the requests `simulate` would see, at their due times and with their lengths.
+TEST(LoadGenerator, PoissonGammaAndTraceWorkloadsSendTheSimulatorsRequests) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("servesim_lg_trace_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "trace.csv") << "arrived_at,num_prefill_tokens,num_decode_tokens\n"
+                                      "0.0,10,3\n0.02,20,2\n0.021,5,4\n0.1,8,1\n";
+  const std::string workloads[] = {
+      R"({"arrival": {"type": "poisson", "rate_qps": 100}, "prompt_tokens": 12,
+          "output_tokens": {"type": "uniform", "min": 1, "max": 6}, "num_requests": 15, "seed": 4})",
+      R"({"arrival": {"type": "gamma", "rate_qps": 100, "cv": 3}, "prompt_tokens": 12,
+          "output_tokens": 2, "num_requests": 15, "seed": 4})",
+      R"({"trace": {"path": "trace.csv", "format": "splitwise"}})",
+  };
+  for (const std::string& w : workloads) {
+    SimulationConfig c = config_for(kOpenLoop);
+    c.workload = WorkloadSpec::from_json(nlohmann::json::parse(w), dir.string(), "workload");
+    std::unique_ptr<RequestSource> source = make_request_source(c.workload);
+    std::map<uint64_t, RequestSpec> expected;
+    while (source->next_arrival_s()) {
+      const RequestSpec r = source->pop();
+      expected[r.id] = r;
+    }
+    FakeOpenAiServer server;
+    Recorder rec;
+    LoadGenerator generator(options_for(server.url()), c);
+    const LoadtestResult result = generator.run(rec);
+    EXPECT_EQ(result.summary.completed, expected.size()) << w;
+    ASSERT_EQ(rec.records.size(), expected.size()) << w;
+    std::set<double> gaps;
+    double last_s = 0;
+    for (const RequestRecord& r : rec.records) {
+      const RequestSpec& e = expected.at(r.id);
+      EXPECT_DOUBLE_EQ(r.arrival_s, e.arrival_s) << w << " request " << r.id;
+      EXPECT_EQ(r.prompt_tokens, e.prompt_tokens) << w;
+      EXPECT_EQ(r.output_tokens, e.output_tokens) << w;
+      gaps.insert(std::round((e.arrival_s - last_s) * 1e6));
+      last_s = e.arrival_s;
+    }
+    EXPECT_GT(gaps.size(), 2u) << w << ": arrivals are not those of a constant rate";
+  }
+  std::filesystem::remove_all(dir);
+}
+
 TEST(LoadGenerator, SteppedClosedLoopReportsEveryStep) {
   FakeOpenAiServer server;
   Recorder rec;
@@ -166,6 +216,48 @@ TEST(LoadGenerator, TimeoutCountsFromTheDueTime) {
   EXPECT_EQ(errors(r, ErrorCause::kNone), 1u);
   EXPECT_EQ(r.summary.timed_out, 1u);
   EXPECT_EQ(rec.call(0).cause, ErrorCause::kTimeout);
+}
+
+// No coordinated omission: one connection (--max-connections 1) to a server that takes at
+// least 0.1 s a request (two 50 ms token delays), while requests are due every 50 ms. Request
+// i cannot go out before request i-1 ends, so it leaves at >= 0.1 i s and ends at >=
+// 0.1 (i + 1) s, though it was due at 0.05 i s: counted from its due time its E2E is >= 0.1 +
+// 0.05 i s and grows with the queue. Counted from when it went out, every E2E would be about
+// 0.1 s — the stall hidden, as a closed-loop tester hides it.
+TEST(LoadGenerator, OpenLoopLatencyCountsFromTheDueTimeThroughAStalledConnection) {
+  FakeServerOptions fo;
+  fo.token_delay_s = 0.05;
+  FakeOpenAiServer server(fo);
+  Recorder rec;
+  LoadtestOptions o = options_for(server.url());
+  o.max_connections = 1;
+  constexpr int kRequests = 8;
+  constexpr double kGapS = 0.05;     // seconds between due times (20 requests/s)
+  constexpr double kServiceS = 0.1;  // seconds, the least the server takes for 2 tokens
+  LoadGenerator generator(o, config_for(R"({"arrival": {"type": "constant", "rate_qps": 20},
+      "prompt_tokens": 4, "output_tokens": 2, "num_requests": 8})"));
+  const LoadtestResult r = generator.run(rec);
+  ASSERT_EQ(r.summary.completed, static_cast<uint64_t>(kRequests));
+  ASSERT_EQ(rec.records.size(), static_cast<size_t>(kRequests));
+  std::vector<RequestRecord> by_id(kRequests);
+  for (const RequestRecord& rr : rec.records) by_id.at(rr.id) = rr;
+  for (int i = 0; i < kRequests; ++i) {
+    const RequestRecord& rr = by_id[i];
+    EXPECT_NEAR(rr.arrival_s, i * kGapS, 1e-9) << i;  // the due time, not the send time
+    EXPECT_GE(rr.e2e_s(), kServiceS + i * kGapS - 1e-3) << i;
+    EXPECT_GE(rr.ttft_s(), kServiceS / 2 + i * kGapS - 1e-3) << i;
+    if (i > 0) {
+      // It went out only once the one connection was free again; that wait is queueing_s.
+      EXPECT_GE(rr.first_scheduled_s, by_id[i - 1].finish_s) << i;
+      EXPECT_GE(rr.queueing_s(), i * (kServiceS - kGapS) - 1e-3) << i;
+    }
+  }
+  // The summary sees the queue: the last request's E2E is at least 0.1 + 7 x 0.05 = 0.45 s,
+  // against about 0.1 s of service.
+  EXPECT_GE(r.summary.e2e.max_s, kServiceS + (kRequests - 1) * kGapS - 1e-3);
+  EXPECT_GE(r.summary.queueing.max_s, (kRequests - 1) * (kServiceS - kGapS) - 1e-3);
+  // The median of the 8 is at least the 4th (the sketch's percentiles are within 0.5%).
+  EXPECT_GE(r.summary.e2e.p50_s, (kServiceS + 3 * kGapS) * 0.995 - 1e-3);
 }
 
 TEST(LoadGenerator, RefusedConnectionsAreCountedNotFatal) {

@@ -4,9 +4,13 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "fake_server_runner.h"
 #include "tests/cli/cli_runner.h"
@@ -136,6 +140,169 @@ TEST(LoadtestCommand, CtrlCWritesThePartialRun) {
   EXPECT_GT(j["summary"]["completed"].get<int>(), 0);
   EXPECT_LT(j["loadtest"]["wall_s"].get<double>(), 20);
   fs::remove_all(out);
+}
+
+// A scenario file in the temporary directory: loadtest-tiny's model with `workload` and
+// `metrics` blocks of the test's own.
+fs::path scenario_file(const std::string& name, const nlohmann::json& workload,
+                       const nlohmann::json& metrics = nlohmann::json::object()) {
+  const fs::path file = fs::temp_directory_path() /
+                        ("servesim_loadtest_" + name + "_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(file) << nlohmann::json{{"name", name},       {"model", "Llama-100M-bench"},
+                                        {"gpu", "L4"},        {"workload", workload},
+                                        {"metrics", metrics}, {"seed", 5}}
+                             .dump();
+  return file;
+}
+
+// requests.csv's rows as column name -> value.
+std::vector<std::map<std::string, std::string>> csv_rows(const fs::path& file) {
+  std::ifstream in(file);
+  std::string line;
+  std::getline(in, line);
+  auto split = [](const std::string& text) {
+    std::vector<std::string> cells;
+    std::stringstream ss(text);
+    for (std::string cell; std::getline(ss, cell, ',');) cells.push_back(cell);
+    return cells;
+  };
+  const std::vector<std::string> header = split(line);
+  std::vector<std::map<std::string, std::string>> rows;
+  while (std::getline(in, line)) {
+    const std::vector<std::string> cells = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < header.size() && i < cells.size(); ++i) row[header[i]] = cells[i];
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+// --warmup-s on an open loop: 20 requests due every 50 ms; those due before 0.52 s (ids 0 to
+// 10) are written to requests.csv but left out of every figure.
+TEST(LoadtestCommand, WarmupSLeavesTheEarlyRequestsOutOfTheFigures) {
+  FakeOpenAiServer server;
+  const fs::path scenario =
+      scenario_file("warmup", {{"arrival", {{"type", "constant"}, {"rate_qps", 20}}},
+                               {"prompt_tokens", 8},
+                               {"output_tokens", 2},
+                               {"num_requests", 20}});
+  const fs::path all = fresh_dir("warmup_all");
+  const fs::path cut = fresh_dir("warmup_cut");
+  const std::string run =
+      "loadtest " + server.url() + " --scenario " + scenario.string() + " --quiet --json --out ";
+  const auto r0 = run_servesim(run + all.string());
+  const auto r1 = run_servesim(run + cut.string() + " --warmup-s 0.52");
+  ASSERT_EQ(r0.exit_code, 0) << r0.err;
+  ASSERT_EQ(r1.exit_code, 0) << r1.err;
+  const nlohmann::json s0 = nlohmann::json::parse(r0.out)["summary"];
+  const nlohmann::json s1 = nlohmann::json::parse(r1.out)["summary"];
+  EXPECT_EQ(s0["requests"], 20);
+  EXPECT_EQ(s0["completed"], 20);
+  EXPECT_EQ(s0["excluded_warmup"], 0);
+  EXPECT_EQ(s1["requests"], 9);
+  EXPECT_EQ(s1["completed"], 9);
+  EXPECT_EQ(s1["excluded_warmup"], 11);
+  EXPECT_EQ(s1["output_tokens"], 18);
+  EXPECT_EQ(s1["e2e"]["count"], 9);
+  EXPECT_EQ(s1["ttft"]["count"], 9);
+  EXPECT_EQ(s1["itl"]["count"], 9);  // one gap per 2-token answer, warm-up gaps dropped too
+  EXPECT_EQ(csv_rows(cut / "requests.csv").size(), 20u);  // every request is still a row
+  EXPECT_EQ(read_json(cut / "summary.json")["scenario_config"]["metrics"]["warmup_s"], 0.52);
+  fs::remove_all(all);
+  fs::remove_all(cut);
+  fs::remove(scenario);
+}
+
+// metrics.step_warmup_s on a stepped closed loop: each step leaves out exactly the requests
+// due in its first 0.3 s, as requests.csv's step_index and arrival_s say, and counts the rest;
+// the whole-run summary counts them all.
+TEST(LoadtestCommand, StepWarmupLeavesEachStepsFirstRequestsOut) {
+  FakeServerOptions fo;
+  fo.token_delay_s = 0.01;
+  FakeOpenAiServer server(fo);
+  constexpr double kStepS = 1.0;
+  constexpr double kWarmupS = 0.3;
+  const fs::path scenario = scenario_file(
+      "stepwarmup",
+      {{"arrival", {{"type", "stepped"}, {"steps", {1, 2}}, {"step_duration_s", kStepS}}},
+       {"prompt_tokens", 8},
+       {"output_tokens", 2}},
+      {{"step_warmup_s", kWarmupS}});
+  const fs::path out = fresh_dir("stepwarmup");
+  const auto r = run_servesim("loadtest " + server.url() + " --scenario " + scenario.string() +
+                              " --quiet --json --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const auto rows = csv_rows(out / "requests.csv");
+  ASSERT_EQ(j["steps"].size(), 2u);
+  uint64_t total = 0;
+  for (int k = 0; k < 2; ++k) {
+    uint64_t in_step = 0;
+    uint64_t early = 0;
+    for (const auto& row : rows) {
+      if (std::stoi(row.at("step_index")) != k) continue;
+      ++in_step;
+      if (std::stod(row.at("arrival_s")) < k * kStepS + kWarmupS) ++early;
+    }
+    total += in_step;
+    const nlohmann::json& step = j["steps"][k];
+    EXPECT_GT(early, 0u) << "step " << k;  // at 10-20 ms a request, several each warm-up
+    EXPECT_EQ(step["excluded_warmup"], early) << "step " << k;
+    EXPECT_EQ(step["requests"], in_step - early) << "step " << k;
+    EXPECT_GT(step["requests"].get<uint64_t>(), 0u) << "step " << k;
+    EXPECT_EQ(step["e2e"]["count"], step["completed"]) << "step " << k;
+  }
+  EXPECT_EQ(total, rows.size());
+  EXPECT_EQ(j["summary"]["requests"], rows.size());  // only metrics.warmup_s applies here
+  EXPECT_EQ(j["summary"]["excluded_warmup"], 0);
+  fs::remove_all(out);
+  fs::remove(scenario);
+}
+
+// Without --quiet, one progress line a second on stderr: elapsed time, step and its clients,
+// requests done, errors, in flight and the p50 TTFT of the requests that ended in that second.
+TEST(LoadtestCommand, ProgressLinesOnStderrUnlessQuiet) {
+  FakeServerOptions fo;
+  fo.token_delay_s = 0.005;
+  FakeOpenAiServer server(fo);
+  const std::string run = "loadtest " + server.url() + " --scenario " + kScenario +
+                          " --set 'workload.arrival.steps=[1,2]'"
+                          " --set workload.arrival.step_duration_s=1.5 --set "
+                          "workload.output_tokens=2 --set metrics.step_warmup_s=0";
+  const auto r = run_servesim(run);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::regex line(
+      R"(\[ *([0-9]+) s\] step ([12])/2 \(([12]) clients\)  ([0-9]+) done, 0 errors, )"
+      R"(([0-9]+) in flight(  p50 TTFT ([0-9]+\.[0-9]) ms)?)");
+  std::stringstream err(r.err);
+  std::set<int> steps;
+  uint64_t last_done = 0;
+  int lines = 0;
+  int with_ttft = 0;
+  for (std::string text; std::getline(err, text);) {
+    std::smatch m;
+    ASSERT_TRUE(std::regex_match(text, m, line)) << "not a progress line: '" << text << "'";
+    ++lines;
+    const int step = std::stoi(m[2]);
+    EXPECT_EQ(std::stoi(m[3]), step) << text;  // step k of [1, 2] runs k clients
+    EXPECT_LE(std::stoi(m[5]), step) << text;
+    const uint64_t done = std::stoull(m[4]);
+    EXPECT_GE(done, last_done) << text;
+    last_done = done;
+    if (m[6].matched) {  // some request ended since the last line
+      ++with_ttft;
+      EXPECT_GT(std::stod(m[7]), 0) << text;
+    }
+    steps.insert(step);
+  }
+  EXPECT_GE(lines, 2) << r.err;
+  EXPECT_GE(with_ttft, 2) << r.err;  // a request ends every few ms: nearly every line has one
+  EXPECT_GT(last_done, 0u) << r.err;
+  EXPECT_EQ(steps, std::set<int>({1, 2})) << r.err;
+
+  const auto quiet = run_servesim(run + " --quiet");
+  ASSERT_EQ(quiet.exit_code, 0) << quiet.err;
+  EXPECT_EQ(quiet.err, "");
 }
 
 TEST(LoadtestCommand, BadInputIsOneLine) {

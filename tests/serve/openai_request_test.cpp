@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "serve/server/api_error.h"
+#include "serve/server/byte_tokenizer.h"
 
 namespace servesim {
 namespace {
@@ -14,13 +15,13 @@ using nlohmann::json;
 const ByteTokenizer kTokenizer(320);
 
 GenerationRequest parse(const json& body, Endpoint e = Endpoint::kCompletions) {
-  return parse_generation_request(e, body.dump(), kTokenizer);
+  return parse_generation_request(e, body.dump(), kTokenizer, kTokenizer.vocab_size());
 }
 
 // The ApiError a body raises.
 ApiError error_of(const std::string& body, Endpoint e = Endpoint::kCompletions) {
   try {
-    parse_generation_request(e, body, kTokenizer);
+    parse_generation_request(e, body, kTokenizer, kTokenizer.vocab_size());
   } catch (const ApiError& err) {
     return err;
   }
@@ -84,7 +85,7 @@ TEST(OpenAiRequest, ChatMessagesGoThroughTheTemplate) {
                {{"role", "user"}, {"content", {{{"type", "text"}, {"text", "Hi"}}}}}}},
              {"max_completion_tokens", 3}},
             Endpoint::kChatCompletions);
-  EXPECT_EQ(kTokenizer.decode(r.prompt_token_ids),
+  EXPECT_EQ(kTokenizer.decode({}, r.prompt_token_ids),
             "<|system|>\nBe brief.\n<|user|>\nHi\n<|assistant|>\n");
   EXPECT_EQ(r.max_tokens, 3);
 }
@@ -160,11 +161,13 @@ TEST(OpenAiRequest, FieldsThatWouldChangeTheOutputAreRefused) {
 TEST(OpenAiRequest, TextTheVocabularyCannotHoldIs400) {
   const ByteTokenizer small(64);
   try {
-    parse_generation_request(Endpoint::kCompletions, R"({"prompt": "Hello"})", small);
+    parse_generation_request(Endpoint::kCompletions, R"({"prompt": "Hello"})", small, 64);
     FAIL();
   } catch (const ApiError& e) {
     EXPECT_EQ(e.status(), 400);
-    EXPECT_NE(std::string(e.what()).find("send token ids"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()),
+              "prompt: byte 0x48 has no token in this model's vocabulary of 64 (the servesim-byte "
+              "tokenizer needs 257 tokens for every byte); send token ids instead");
   }
 }
 

@@ -41,6 +41,11 @@ TEST(OpenAiResponse, ChatHasVllmsShape) {
                     vllm_fixture("vllm_chat_chunk.json"));
   expect_same_shape(chunk_json(kChat, "", ChoiceEnd{"stop", std::nullopt}, false, std::nullopt),
                     vllm_fixture("vllm_chat_chunk_last.json"));
+  expect_same_shape(usage_chunk_json(kChat, kUsage), vllm_fixture("vllm_chat_usage_chunk.json"));
+  EXPECT_EQ(usage_chunk_json(kChat, kUsage)["object"], "chat.completion.chunk");
+  // continuous_usage_stats: a chat chunk's usage has only the fields vLLM sets.
+  EXPECT_FALSE(chunk_json(kChat, "He", std::nullopt, false, kUsage)["usage"].contains(
+      "prompt_tokens_details"));
 }
 
 TEST(OpenAiResponse, ErrorAndModelsHaveVllmsShape) {
@@ -50,7 +55,7 @@ TEST(OpenAiResponse, ErrorAndModelsHaveVllmsShape) {
   EXPECT_EQ(j["error"]["code"], 400);
   EXPECT_EQ(j["error"]["type"], "BadRequestError");
   EXPECT_TRUE(error_json(ApiError(400, "bad")).at("error").at("param").is_null());
-  const auto models = models_json("tiny-serve", "tiny-serve", 512, 1764590000);
+  const auto models = models_json("tiny-serve", "tiny-serve", 512, 1764590000, "servesim-byte");
   expect_same_shape(models, vllm_fixture("vllm_models.json"), {"tokenizer"});
   EXPECT_EQ(models["data"][0]["tokenizer"], "servesim-byte");
 }

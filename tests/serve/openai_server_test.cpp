@@ -105,6 +105,52 @@ TEST(OpenAiServer, ChatStreamsRoleThenContent) {
             std::string("<|user|>\nHi\n<|assistant|>\n").size());
 }
 
+// stream_options.include_usage on chat: after the role chunk, one chunk per token and the
+// finish, a last chunk with no choices and the usage (vLLM's shape: no prompt_tokens_details),
+// then [DONE]; its prompt_tokens are the non-streamed answer's.
+TEST(OpenAiServer, ChatStreamsAFinalUsageChunkWithIncludeUsage) {
+  ServeHarness h;
+  const json messages = {{{"role", "user"}, {"content", "Hi"}}};
+  const auto stream_chat = [&](bool include_usage) {
+    return post_json(h.port(), "/v1/chat/completions",
+                     greedy({{"messages", messages},
+                             {"max_completion_tokens", 3},
+                             {"ignore_eos", true},
+                             {"stream", true},
+                             {"stream_options", {{"include_usage", include_usage}}}}));
+  };
+  const HttpReply r = stream_chat(true);
+  ASSERT_EQ(r.status, 200) << r.body;
+  const std::vector<std::string> events = sse_events(r.body);
+  ASSERT_EQ(events.size(), 1u + 3u + 1u + 1u) << r.body;  // role, 3 tokens, usage, [DONE]
+  const json first = json::parse(events[0]);
+  for (size_t i = 0; i < 4; ++i) {
+    const json c = json::parse(events[i]);
+    EXPECT_FALSE(c.contains("usage")) << events[i];  // only with continuous_usage_stats
+    EXPECT_EQ(c["choices"].size(), 1u) << events[i];
+  }
+  EXPECT_EQ(json::parse(events[3])["choices"][0]["finish_reason"], "length");
+  const json usage = json::parse(events[4]);
+  expect_same_shape(usage, vllm_fixture("vllm_chat_usage_chunk.json"));
+  EXPECT_EQ(usage["object"], "chat.completion.chunk");
+  EXPECT_EQ(usage["id"], first["id"]);
+  EXPECT_TRUE(usage["choices"].empty());
+  EXPECT_EQ(usage["usage"]["completion_tokens"], 3);
+  EXPECT_EQ(events[5], "[DONE]");
+  const HttpReply whole =
+      post_json(h.port(), "/v1/chat/completions",
+                greedy({{"messages", messages}, {"max_tokens", 3}, {"ignore_eos", true}}));
+  ASSERT_EQ(whole.status, 200) << whole.body;
+  const json want = whole.json()["usage"];
+  EXPECT_EQ(usage["usage"]["prompt_tokens"], want["prompt_tokens"]);
+  EXPECT_EQ(usage["usage"]["total_tokens"], want["total_tokens"]);
+
+  // include_usage false: no usage chunk.
+  const HttpReply without = stream_chat(false);
+  ASSERT_EQ(without.status, 200) << without.body;
+  EXPECT_EQ(sse_events(without.body).size(), 1u + 3u + 1u) << without.body;
+}
+
 TEST(OpenAiServer, StopTokenEndsWithStopReasonAndMinTokensHoldsIt) {
   ServeHarness h;
   // Every token id but one a stop token: the first sampled token stops the request, unless
