@@ -6,6 +6,7 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "calibration/build_info.h"
 #include "calibration/engine_server.h"
@@ -95,6 +96,44 @@ RunSetup run_setup(const EngineRunOptions& o, const std::string& scenario,
   return setup;
 }
 
+// The scenario's speculation with the acceptance this run measured (nullopt without
+// speculation or without a single draft): what `simulate` needs to predict the run.
+std::optional<SpeculativeConfig> measured_speculation(const SimulationConfig& c,
+                                                      const EngineServeResult& r) {
+  if (!c.engine.speculative || r.spec_counters.num_drafts == 0) return std::nullopt;
+  SpeculativeConfig s = *c.engine.speculative;
+  const SpecDecodeCounters& n = r.spec_counters;
+  s.set_measured_acceptance(n.num_decodes, n.num_drafts, n.num_accepted_per_position);
+  return s;
+}
+
+// vLLM's spec-decode log line (drafts, acceptance, mean acceptance length, per position), plus
+// the block that makes `simulate` draft and accept as this run did.
+void print_speculation(const SpeculativeConfig& config, const EngineServeResult& r,
+                       const std::optional<SpeculativeConfig>& measured) {
+  const SpecDecodeCounters& n = r.spec_counters;
+  std::printf("  speculative decoding (%s): %lld of %lld drafts accepted (%.1f%%)\n",
+              config.vllm_json().dump().c_str(), static_cast<long long>(r.num_accepted_tokens),
+              static_cast<long long>(r.num_draft_tokens),
+              r.num_draft_tokens > 0 ? 100.0 * static_cast<double>(r.num_accepted_tokens) /
+                                           static_cast<double>(r.num_draft_tokens)
+                                     : 0.0);
+  if (!measured) {
+    std::printf("    no decode step had drafts (%lld decodes): nothing to gain here\n",
+                static_cast<long long>(n.num_decodes));
+    return;
+  }
+  const auto per_step = [](double a, int64_t b) { return a / static_cast<double>(b); };
+  std::printf("    drafts on %lld of %lld decode steps; mean acceptance length %.3f; per position:",
+              static_cast<long long>(n.num_drafts), static_cast<long long>(n.num_decodes),
+              1 + per_step(static_cast<double>(r.num_accepted_tokens), n.num_drafts));
+  for (int64_t a : n.num_accepted_per_position) {
+    std::printf(" %.3f", per_step(static_cast<double>(a), n.num_drafts));
+  }
+  std::printf("\n    for simulate: engine.speculative=%s\n",
+              measured->simulator_json().dump().c_str());
+}
+
 }  // namespace
 
 int run_engine_run(const EngineRunOptions& o) {
@@ -160,10 +199,16 @@ int run_engine_run(const EngineRunOptions& o) {
     j["knee"] = knee_json(knee, c.workload.steps);
   }
   j["replicas"] = nlohmann::json::array({replica_json(result.engine)});
+  const std::optional<SpeculativeConfig> measured = measured_speculation(c, result);
   if (c.engine.speculative) {
+    const SpecDecodeCounters& n = result.spec_counters;
     j["speculative"] = {{"config", c.engine.speculative->vllm_json()},
                         {"num_draft_tokens", result.num_draft_tokens},
-                        {"num_accepted_tokens", result.num_accepted_tokens}};
+                        {"num_accepted_tokens", result.num_accepted_tokens},
+                        {"num_decodes", n.num_decodes},
+                        {"num_drafts", n.num_drafts},
+                        {"num_accepted_tokens_per_pos", n.num_accepted_per_position}};
+    if (measured) j["speculative"]["measured"] = measured->simulator_json();
   }
   const std::vector<Finding> why = diagnose({result.summary, {result.engine}, {}, result.wall_s});
   j["diagnosis"] = diagnosis_json(why);
@@ -193,14 +238,7 @@ int run_engine_run(const EngineRunOptions& o) {
                      {c.workload.steps, c.workload.step_duration_s, c.step_warmup_s});
     print_knee(stdout, knee, c.workload.steps);
   }
-  if (c.engine.speculative && result.num_draft_tokens > 0) {
-    std::printf("  speculative decoding (%s): %lld of %lld drafts accepted (%.1f%%)\n",
-                c.engine.speculative->vllm_json().dump().c_str(),
-                static_cast<long long>(result.num_accepted_tokens),
-                static_cast<long long>(result.num_draft_tokens),
-                100.0 * static_cast<double>(result.num_accepted_tokens) /
-                    static_cast<double>(result.num_draft_tokens));
-  }
+  if (c.engine.speculative) print_speculation(*c.engine.speculative, result, measured);
   std::printf("  %lld engine steps, %.1f s busy of %.1f s%s\n",
               static_cast<long long>(result.engine.steps), result.engine.busy_s, result.wall_s,
               result.stopped ? " — stopped early" : "");

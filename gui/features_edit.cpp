@@ -22,6 +22,7 @@ const char* const kZipf = "parallel.expert_zipf_exponent";
 const char* const kSpeculative = "engine.speculative";
 const char* const kDraftModel = "engine.speculative.model";
 const char* const kAcceptanceRate = "engine.speculative.acceptance_rate";
+const char* const kMatchRate = "engine.speculative.match_rate";
 const char* const kDisaggregation = "disaggregation";
 const char* const kPrefillInstances = "disaggregation.prefill.instances";
 // What the form writes with a new speculative block: docs/speculative-decoding.md's example.
@@ -82,6 +83,15 @@ FeaturesEdit::FeaturesEdit(ScenarioDocument* document, QWidget* parent)
       tr("engine.speculative.acceptance_rate: chance each draft is accepted given the ones "
          "before it were (measured, or from an engine run)"));
   add_field(kAcceptanceRate, Kind::kNumber, rate, tr("  Acceptance rate"));
+  auto* match = new QDoubleSpinBox(this);
+  match->setRange(0.01, 1);
+  match->setSingleStep(0.05);
+  match->setDecimals(3);
+  match->setToolTip(
+      tr("engine.speculative.match_rate (ngram): share of decode steps after which prompt lookup "
+         "finds a match, so the next step verifies drafts; 1: every step (engine run measures "
+         "it)"));
+  add_field(kMatchRate, Kind::kNumber, match, tr("  Match rate"));
   auto* draft = new QComboBox(this);
   draft->setEditable(true);
   draft->setInsertPolicy(QComboBox::NoInsert);
@@ -159,6 +169,12 @@ void FeaturesEdit::write_field(const Field& field) {
     write_prefill_instances(qobject_cast<QSpinBox*>(field.widget)->value());
     return;
   }
+  if (field.key == kMatchRate) {
+    // 1, a match after every step, is the default: no key.
+    const double r = qobject_cast<QDoubleSpinBox*>(field.widget)->value();
+    document_->set_value(kMatchRate, r < 1 ? std::optional<nlohmann::json>(r) : std::nullopt);
+    return;
+  }
   if (field.key == kZipf) {
     // The exponent only counts with "zipf"; 0 ("uniform") removes both keys.
     const double s = qobject_cast<QDoubleSpinBox*>(field.widget)->value();
@@ -205,7 +221,7 @@ void FeaturesEdit::write_method(const QString& method) {
     block["acceptance_rate"] = previous.value("acceptance_rate", kDefaultAcceptance);
   }
   if (method == QLatin1String("ngram")) {
-    for (const char* key : {"prompt_lookup_min", "prompt_lookup_max"}) {
+    for (const char* key : {"prompt_lookup_min", "prompt_lookup_max", "match_rate"}) {
       if (previous.contains(key)) block[key] = previous[key];
     }
   }
@@ -239,6 +255,7 @@ bool FeaturesEdit::field_applies(const Field& field) const {
       return method == QLatin1String("draft_model") || method == QLatin1String("eagle");
     }
     if (k == kAcceptanceRate) return !speculative->contains("acceptance_per_position");
+    if (k == kMatchRate) return method == QLatin1String("ngram");
     return true;
   }
   if (k.rfind("disaggregation.", 0) == 0 && k != kPrefillInstances) {
@@ -260,7 +277,8 @@ void FeaturesEdit::refresh_field(const Field& f) {
   } else if (auto* spin = qobject_cast<QSpinBox*>(f.widget)) {
     spin->setValue(v && v->is_number_integer() ? v->get<int>() : spin->minimum());
   } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(f.widget)) {
-    dspin->setValue(v && v->is_number() ? v->get<double>() : dspin->minimum());
+    const double absent = f.key == kMatchRate ? 1.0 : dspin->minimum();
+    dspin->setValue(v && v->is_number() ? v->get<double>() : absent);
   } else if (auto* combo = qobject_cast<QComboBox*>(f.widget)) {
     QString text = v && v->is_string() ? QString::fromStdString(v->get<std::string>()) : "";
     if (f.key == kSpeculative) text = method_of(v);

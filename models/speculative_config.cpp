@@ -1,5 +1,6 @@
 #include "models/speculative_config.h"
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 
@@ -79,6 +80,22 @@ void read_acceptance(JsonObjectReader& r, SpeculativeConfig& s) {
   }
 }
 
+void read_match_rate(JsonObjectReader& r, SpeculativeConfig& s) {
+  if (!r.has("match_rate")) {
+    r.raw("match_rate");
+    return;
+  }
+  if (s.method != SpeculativeMethod::kNgram) {
+    r.fail("match_rate",
+           "applies to method ngram only (a draft model or head proposes every step)");
+  }
+  s.match_rate = r.required<double>("match_rate");
+  if (!(s.match_rate > 0 && s.match_rate <= 1)) {
+    r.fail("match_rate", "must be in (0, 1] (got " + std::to_string(s.match_rate) +
+                             "); without matches, turn speculation off");
+  }
+}
+
 }  // namespace
 
 std::string_view speculative_method_name(SpeculativeMethod method) {
@@ -119,6 +136,7 @@ SpeculativeConfig SpeculativeConfig::from_json(const nlohmann::json& object,
   }
   read_prompt_lookup(r, s);
   read_acceptance(r, s);
+  read_match_rate(r, s);
   r.finish();
   return s;
 }
@@ -152,6 +170,32 @@ double SpeculativeConfig::expected_tokens_per_step() const {
     expected += reach;
   }
   return expected;
+}
+
+double SpeculativeConfig::expected_tokens_per_decode() const {
+  return 1 + match_rate * (expected_tokens_per_step() - 1);
+}
+
+void SpeculativeConfig::set_measured_acceptance(int64_t num_decodes, int64_t num_drafts,
+                                                std::span<const int64_t> accepted) {
+  match_rate = 1;
+  if (method == SpeculativeMethod::kNgram && num_decodes > 0) {
+    match_rate = std::min(1.0, static_cast<double>(num_drafts) / static_cast<double>(num_decodes));
+  }
+  acceptance.assign(accepted.size(), 0.0);
+  int64_t reached = num_drafts;
+  for (size_t p = 0; p < accepted.size(); ++p) {
+    if (reached > 0)
+      acceptance[p] = static_cast<double>(accepted[p]) / static_cast<double>(reached);
+    reached = accepted[p];
+  }
+}
+
+nlohmann::json SpeculativeConfig::simulator_json() const {
+  nlohmann::json j = vllm_json();
+  j["acceptance_per_position"] = acceptance;
+  if (match_rate != 1) j["match_rate"] = match_rate;
+  return j;
 }
 
 nlohmann::json SpeculativeConfig::vllm_json() const {

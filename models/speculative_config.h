@@ -11,8 +11,10 @@
 // Plain value (the draft model's spec is shared, immutable); thread-compatible.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json_fwd.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,6 +47,10 @@ struct SpeculativeConfig {
   std::string draft_model_name;                  // draft_model only: catalog name (vLLM "model")
   std::shared_ptr<const ModelSpec> draft_model;  // resolved draft_model_name
   std::vector<double> acceptance;                // per position, conditional; see the file comment
+  // ngram only: the probability that prompt lookup finds a match after a decode step, so the
+  // next step verifies drafts; otherwise it decodes one token (servesim's "match_rate"; a
+  // draft model proposes every step). In (0, 1].
+  double match_rate = 1;
 
   // Reads a JSON object in vLLM's form plus servesim's acceptance keys ("acceptance_rate": a,
   // or "acceptance_per_position": [p1..pk]). `catalog` resolves a draft model (nullptr: the
@@ -62,6 +68,19 @@ struct SpeculativeConfig {
   // Expected tokens a verified sequence gains per step: 1 + sum_i prod_{j<=i} acceptance[j];
   // (1 - a^(k+1)) / (1 - a) for a fixed rate a.
   double expected_tokens_per_step() const;
+  // The same over every decode step, those without a match included: 1 + match_rate x (E - 1).
+  double expected_tokens_per_decode() const;
+
+  // What an engine run measured, as the simulator's keys: match_rate = num_drafts /
+  // num_decodes (ngram; 1 for other methods), and per position the conditional acceptance
+  // accepted[p] / accepted[p - 1] (accepted[-1] = num_drafts; 0 where nothing reached it).
+  // With these, E[tokens per decode] equals the run's own. REQUIRES: accepted.size() == k,
+  // num_drafts > 0 (a run without drafts has nothing to say about acceptance).
+  void set_measured_acceptance(int64_t num_decodes, int64_t num_drafts,
+                               std::span<const int64_t> accepted);
+  // vllm_json() plus servesim's acceptance keys (acceptance_per_position; match_rate when not
+  // 1): a block from_json reads back, for a scenario's engine.speculative.
+  nlohmann::json simulator_json() const;
   // What to pass vLLM: {"method": ..., "num_speculative_tokens": k, ...} without servesim's
   // acceptance keys.
   nlohmann::json vllm_json() const;

@@ -32,6 +32,8 @@ Scheduler::Scheduler(const SchedulerConfig& config)
   output_index_of_slot_.reserve(seqs * 2);
   hit_blocks_.reserve(static_cast<size_t>(kv_.blocks_for_tokens(config_.max_model_len)));
   finished_.reserve(seqs);
+  spec_counters_.num_accepted_per_position.assign(
+      static_cast<size_t>(config_.num_speculative_tokens), 0);
 }
 
 int32_t Scheduler::acquire_slot() {
@@ -708,6 +710,13 @@ FinishReason Scheduler::update_speculative(size_t i, Sequence& seq, const StepRe
   seq.num_computed_tokens -= e.num_spec_tokens - num_accepted;
   num_draft_tokens_ += e.num_spec_tokens;
   num_accepted_tokens_ += num_accepted;
+  if (!e.is_prefill) ++spec_counters_.num_decodes;
+  if (e.num_spec_tokens > 0) {
+    ++spec_counters_.num_drafts;
+    for (int p = 0; p < num_accepted; ++p) {
+      ++spec_counters_.num_accepted_per_position[static_cast<size_t>(p)];
+    }
+  }
   seq.spec_token_ids.clear();
   for (int t = 0; t < num_sampled; ++t) {
     const int32_t token = result.sampled_token_ids[first_token + static_cast<size_t>(t)];

@@ -87,6 +87,7 @@ class Scheduler {
   // Live requests (waiting, loading KV or running); held blocks of finished ones do not count.
   bool has_unfinished() const { return num_live_ > 0; }
   SchedulerStats stats() const;
+  const SpecDecodeCounters& spec_decode_counters() const { return spec_counters_; }
 
   // After update(): the requests that left in it, plus those rejected or aborted since the
   // previous update() returned; a caller reading it after every update() sees each request
@@ -211,6 +212,7 @@ class Scheduler {
   int64_t num_rejected_ = 0;
   int64_t num_draft_tokens_ = 0;
   int64_t num_accepted_tokens_ = 0;
+  SpecDecodeCounters spec_counters_;
   int num_loading_kv_ = 0;
   int num_held_kv_ = 0;
 };

@@ -84,6 +84,17 @@ struct StepResult {
   }
 };
 
+// Speculative decoding by draft position, as vLLM's SpecDecodingStats (v1/spec_decode/metrics.py
+// of 0.11: num_drafts, num_accepted_tokens_per_pos), plus the decodes that could have carried
+// drafts: n-gram lookup finds no match on some of them. Cumulative over the scheduler's life.
+struct SpecDecodeCounters {
+  int64_t num_decodes = 0;  // sampling decode entries (no prefill): each could verify drafts
+  int64_t num_drafts = 0;   // of those, entries that verified at least one draft
+  // [p]: entries whose draft p + 1 was accepted (drafts 1..p were too). Size
+  // num_speculative_tokens.
+  std::vector<int64_t> num_accepted_per_position;
+};
+
 struct SchedulerStats {
   int num_running = 0;
   int num_waiting = 0;  // queued, including preempted requests, a static batch's rest and KV loads

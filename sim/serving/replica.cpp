@@ -114,8 +114,9 @@ void Replica::end_speculative_step(double now_s, ReplicaListener& listener) {
       result_.sampled_token_ids.push_back(
           synthetic_stream_token(stream, first + static_cast<uint64_t>(i), options_.vocab_size));
     }
-    result_.num_draft_tokens.push_back(k);
-    result_.draft_token_ids.insert(result_.draft_token_ids.end(), static_cast<size_t>(k), 0);
+    const int drafts = executor_.drafts_follow(stream, first + static_cast<uint64_t>(n)) ? k : 0;
+    result_.num_draft_tokens.push_back(drafts);
+    result_.draft_token_ids.insert(result_.draft_token_ids.end(), static_cast<size_t>(drafts), 0);
     // Every token reaches the listener (the service path streams and counts them); the step's
     // tokens arrive together, one inter-token gap per step as vLLM's stream shows them.
     if (t.spec) {

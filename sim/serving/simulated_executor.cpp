@@ -46,6 +46,14 @@ int SimulatedExecutor::accepted_drafts(uint64_t stream, uint64_t first_position,
   return accepted;
 }
 
+bool SimulatedExecutor::drafts_follow(uint64_t stream, uint64_t position) const {
+  const double rate = spec_->config().match_rate;
+  if (rate >= 1) return true;
+  const uint64_t key = mix64(spec_seed_ ^ mix64(stream ^ 0x4e4752414d4d4154ULL));
+  const double u = static_cast<double>(mix64(key + position) >> 11) * 0x1.0p-53;
+  return u < rate;
+}
+
 double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
   if (stages_ == 1) {
     whole_.clear();

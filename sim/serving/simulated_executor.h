@@ -10,7 +10,8 @@
 //
 // Speculative decoding (enable_speculation): each verified sequence's 1 + k tokens are in the
 // batch shape the CostModel prices, the drafting for the next step is added by the
-// SpeculativeCostModel, and accepted_drafts() draws how many drafts a sequence keeps,
+// SpeculativeCostModel, drafts_follow() draws whether n-gram lookup finds drafts for a
+// sequence's next step (its match_rate) and accepted_drafts() how many drafts it keeps,
 // deterministically from (seed, request stream, position): the same seed gives the same run
 // byte for byte.
 //
@@ -46,6 +47,9 @@ class SimulatedExecutor {
   // stream `stream` are accepted: drafts are accepted in order, draft i with its conditional
   // probability, until the first rejection. REQUIRES: speculative().
   int accepted_drafts(uint64_t stream, uint64_t first_position, int num_spec) const;
+  // Whether the draft proposer has drafts for the step after the token at `position` of
+  // `stream` (always, but for n-gram lookup with match_rate < 1). REQUIRES: speculative().
+  bool drafts_follow(uint64_t stream, uint64_t position) const;
 
   // Breakdown of the last step: op times summed over micro-batches of one stage pass, and
   // total_s equal to what step_time_s returned.

@@ -66,6 +66,30 @@ TEST(SpeculativeEngine, NgramOutputsAreExactlyPlainGreedyDecoding) {
   EXPECT_GT(spec.num_draft_tokens(), 0);
   EXPECT_GT(spec.num_accepted_tokens(), 0);
   EXPECT_LT(spec.scheduler().stats().num_steps, plain.scheduler().stats().num_steps);
+
+  // The per-position counters (vLLM's num_accepted_tokens_per_pos) add up to the totals, and the
+  // simulator's keys made from them give the run's own tokens per decode.
+  const SpecDecodeCounters& n = spec.scheduler().spec_decode_counters();
+  ASSERT_EQ(n.num_accepted_per_position.size(), 3u);
+  EXPECT_GT(n.num_drafts, 0);
+  EXPECT_LE(n.num_drafts, n.num_decodes);
+  int64_t accepted = 0;
+  for (size_t p = 0; p < 3; ++p) {
+    accepted += n.num_accepted_per_position[p];
+    if (p > 0) {
+      EXPECT_LE(n.num_accepted_per_position[p], n.num_accepted_per_position[p - 1]);
+    }
+  }
+  EXPECT_EQ(accepted, spec.num_accepted_tokens());
+  // Each decode yields 1 + its accepted drafts; the 59 tokens after the prefill's, plus at most
+  // k drafts per request accepted past max_tokens in its last step.
+  EXPECT_GE(n.num_decodes + accepted, 4 * 59);
+  EXPECT_LE(n.num_decodes + accepted, 4 * (59 + 3));
+  SpeculativeConfig measured = *options(3).speculative;
+  measured.set_measured_acceptance(n.num_decodes, n.num_drafts, n.num_accepted_per_position);
+  EXPECT_NEAR(measured.expected_tokens_per_decode(),
+              static_cast<double>(n.num_decodes + accepted) / static_cast<double>(n.num_decodes),
+              1e-12);
 }
 
 TEST(SpeculativeEngine, StopTokenInsideAnAcceptedRunEndsThere) {

@@ -56,7 +56,20 @@ class FeaturesFieldsTest : public QObject {
     QCOMPARE(spec->num_speculative_tokens, 3);
     QCOMPARE(spec->acceptance, (std::vector<double>{0.7, 0.7, 0.7}));
 
+    // The n-gram match rate: 1 (a match after every step) is the default and writes no key.
+    auto* match = feature<QDoubleSpinBox>(*editor_, "engine.speculative.match_rate");
+    QVERIFY(match && match->isEnabled());
+    QCOMPARE(match->value(), 1.0);
+    QVERIFY(!document_->value("engine.speculative.match_rate"));
+    match->setValue(0.25);
+    QCOMPARE(document_->scenario()->config.engine.speculative->match_rate, 0.25);
+    match->setValue(1.0);
+    QVERIFY(!document_->value("engine.speculative.match_rate"));
+    match->setValue(0.4);
+
     method->setCurrentText("draft_model");  // k and acceptance carry over, a draft is named
+    QVERIFY(!match->isEnabled());           // a draft model proposes after every step
+    QVERIFY(!document_->value("engine.speculative.match_rate"));
     QVERIFY(draft->isEnabled());
     QCOMPARE(document_->value("engine.speculative.num_speculative_tokens")->get<int>(), 3);
     QCOMPARE(document_->value("engine.speculative.model")->get<std::string>(),

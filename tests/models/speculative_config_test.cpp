@@ -106,6 +106,55 @@ TEST(SpeculativeConfig, ExpectedTokensPerStepMatchesTheClosedForm) {
   EXPECT_DOUBLE_EQ(s.expected_tokens_per_step(), 1 + 0.8 + 0.8 * 0.5);
 }
 
+TEST(SpeculativeConfig, MatchRateIsNgramsShareOfDecodesWithDrafts) {
+  const SpeculativeConfig s = parse(
+      R"({"method":"ngram","num_speculative_tokens":2,"acceptance_per_position":[0.8,0.5],"match_rate":0.25})");
+  EXPECT_DOUBLE_EQ(s.match_rate, 0.25);
+  EXPECT_DOUBLE_EQ(s.expected_tokens_per_decode(), 1 + 0.25 * (0.8 + 0.8 * 0.5));
+  EXPECT_DOUBLE_EQ(
+      parse(R"({"method":"ngram","num_speculative_tokens":2,"acceptance_rate":0.5})").match_rate,
+      1.0);
+  // What it writes, it reads back.
+  const SpeculativeConfig back = parse(s.simulator_json().dump());
+  EXPECT_EQ(back.acceptance, s.acceptance);
+  EXPECT_DOUBLE_EQ(back.match_rate, 0.25);
+
+  expect_error(
+      R"({"method":"ngram","num_speculative_tokens":2,"acceptance_rate":0.5,"match_rate":0})",
+      "--speculative-config: match_rate must be in (0, 1] (got 0.000000); without "
+      "matches, turn speculation off");
+  expect_error(
+      R"({"method":"ngram","num_speculative_tokens":2,"acceptance_rate":0.5,"match_rate":1.5})",
+      "match_rate must be in (0, 1]");
+  expect_error(
+      R"({"method":"mtp","num_speculative_tokens":1,"acceptance_rate":0.5,"match_rate":0.5})",
+      "match_rate applies to method ngram only");
+}
+
+TEST(SpeculativeConfig, MeasuredAcceptanceGivesTheRunsTokensPerDecode) {
+  SpeculativeConfig s;
+  s.method = SpeculativeMethod::kNgram;
+  s.num_speculative_tokens = 3;
+  // 1,000 decodes, 400 with drafts: 300 kept draft 1, 120 drafts 1-2, 30 all three.
+  const std::vector<int64_t> accepted = {300, 120, 30};
+  s.set_measured_acceptance(1000, 400, accepted);
+  EXPECT_DOUBLE_EQ(s.match_rate, 0.4);
+  ASSERT_EQ(s.acceptance.size(), 3u);
+  EXPECT_DOUBLE_EQ(s.acceptance[0], 0.75);
+  EXPECT_DOUBLE_EQ(s.acceptance[1], 0.4);
+  EXPECT_DOUBLE_EQ(s.acceptance[2], 0.25);
+  // The run produced 1,000 + 450 tokens in its 1,000 decodes.
+  EXPECT_NEAR(s.expected_tokens_per_decode(), 1.45, 1e-12);
+
+  // A method that drafts every step keeps match_rate 1: its decodes all verified drafts.
+  s.method = SpeculativeMethod::kDraftModel;
+  s.set_measured_acceptance(400, 400, accepted);
+  EXPECT_DOUBLE_EQ(s.match_rate, 1.0);
+  // A position nothing reached keeps 0 rather than dividing by zero.
+  s.set_measured_acceptance(400, 400, std::vector<int64_t>{10, 0, 0});
+  EXPECT_EQ(s.acceptance, (std::vector<double>{0.025, 0, 0}));
+}
+
 TEST(SpeculativeCostModel, PricesEachMethodsDraft) {
   const Catalog catalog;
   const ModelSpec target = catalog.resolve_model("Llama-3.1-70B");

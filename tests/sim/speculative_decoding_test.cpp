@@ -91,6 +91,26 @@ TEST(SpeculativeDecoding, ConservesTokensAndIsDeterministic) {
   EXPECT_LT(a.replicas[0].steps, plain.replicas[0].steps * 0.5);
 }
 
+TEST(SpeculativeDecoding, WithoutAMatchADecodeStepCarriesNoDrafts) {
+  // One client, so every step after the prefill is one decode: steps per request follow
+  // 1 + 127 / (1 + r (E - 1)) for 128 output tokens at match rate r.
+  const double a = 0.6;
+  const double e = (1 - std::pow(a, 5)) / (1 - a);
+  std::vector<int64_t> steps;
+  for (double r : {1.0, 0.5, 0.2}) {
+    nlohmann::json j = with_speculation(scenario(1, 200), a);
+    j["engine"]["speculative"]["match_rate"] = r;
+    const SimulationResult result = run(j);
+    ASSERT_EQ(result.summary.output_tokens, 200u * 128);
+    const double expected = 200 * (1 + 127 / (1 + r * (e - 1)));
+    EXPECT_NEAR(static_cast<double>(result.replicas[0].steps), expected, 0.03 * expected)
+        << "match rate " << r;
+    steps.push_back(result.replicas[0].steps);
+  }
+  EXPECT_LT(steps[0], steps[1]);
+  EXPECT_LT(steps[1], steps[2]);
+}
+
 TEST(SpeculativeDecoding, GainsAtLowBatchAndLosesAtHighBatch) {
   std::vector<double> ratio;  // TPOT with speculation / without
   for (int clients : {1, 16, 256}) {
