@@ -247,8 +247,10 @@ int run_simulate(const SimulateOptions& options) {
     j["service"] = {{"stations", stations}};
   }
   if (!result.tenants.empty()) j["tenants"] = tenants_json(result.tenants);
-  const std::vector<Finding> why = diagnose(
-      {result.summary, result.replicas, result.stations, result.simulated_s}, result.tenants);
+  const std::vector<Finding> why =
+      diagnose({result.summary, result.replicas, result.stations, result.simulated_s,
+                simulation.config().queue_order == QueueOrder::kPriority},
+               result.tenants);
   j["diagnosis"] = diagnosis_json(why);
   if (result.sessions) j["sessions"] = session_summary_json(*result.sessions);
 

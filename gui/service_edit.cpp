@@ -24,6 +24,8 @@ const char* const kGateway = "service.gateway";
 const char* const kStages = "service.stages";
 const char* const kRetry = "service.client.retry";
 const char* const kRetryAttempts = "service.client.retry.max_attempts";
+const char* const kClientMachine = "service.client.machine";
+const char* const kClientThreads = "service.client.machine.threads";
 const char* const kStdSuffix = ":std";
 constexpr double kMs = 1e3;  // shown per second
 constexpr double kUs = 1e6;
@@ -123,6 +125,12 @@ void ServiceEdit::build_fields() {
             tr("service.client.retry.max_attempts (1: no retries)"), 1);
   add_field("service.client.retry.initial_backoff_s", Kind::kNumber, 1, tr("  Backoff"), tr(" s"),
             tr("service.client.retry.initial_backoff_s: the first retry's cap"));
+  add_field(kClientThreads, Kind::kInt, 1, tr("Load generator threads"), {},
+            tr("service.client.machine.threads: the client's own CPU, measured costs per send "
+               "and per streamed chunk (ideal: not modelled, the block removed)"),
+            0);
+  qobject_cast<QSpinBox*>(field(QString::fromLatin1(kClientThreads)))
+      ->setSpecialValueText(tr("ideal"));
 }
 
 void ServiceEdit::add_field(const std::string& key, Kind kind, double scale, const QString& label,
@@ -228,6 +236,8 @@ void ServiceEdit::write_field(const Field& field) {
     const int value = qobject_cast<QSpinBox*>(field.widget)->value();
     if (key == kRetryAttempts) {
       write_retry_attempts(value);
+    } else if (key == kClientThreads) {
+      write_client_threads(value);
     } else {
       document_->set_value(key, value);
     }
@@ -254,6 +264,19 @@ void ServiceEdit::write_field(const Field& field) {
   auto* mean_box = qobject_cast<QDoubleSpinBox*>(this->field(QString::fromStdString(key)));
   const double std = std_box ? std_box->value() / field.scale : (current ? std_s(*current) : 0.0);
   document_->set_value(key, time_json(mean_box->value() / field.scale, std, current));
+}
+
+void ServiceEdit::write_client_threads(int threads) {
+  if (threads > 0) {
+    document_->set_value(kClientThreads, threads);
+    return;
+  }
+  // "ideal": no client machine, and no client block left empty by its removal.
+  document_->set_value(kClientMachine, std::nullopt);
+  const std::optional<nlohmann::json> client = document_->value("service.client");
+  if (client && client->is_object() && client->empty()) {
+    document_->set_value("service.client", std::nullopt);
+  }
 }
 
 void ServiceEdit::write_gateway(bool on) {

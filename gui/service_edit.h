@@ -4,8 +4,9 @@
 // or a service path of its own (an object); then, for an object, the network round trip, a
 // gateway (on/off, workers, request time, rate limit), the API server, the pre-model stages
 // (a table: name, workers, mean and std of the request time) and the client's timeout and
-// retries. Times show in ms or µs and are written in seconds, as the CLI reads them; a time
-// with a std is a lognormal {mean, std}, without one a bare number.
+// retries, and the load generator's own CPU (threads; "ideal" leaves it out). Times show in ms or
+// µs and are written in seconds, as the CLI reads them; a time with a std is a lognormal {mean,
+// std}, without one a bare number.
 //
 // Every field writes its own key through ScenarioDocument::set_value, so keys the form does
 // not edit (queue_capacity, a stage's cv, a retry's jitter, …) stay as they were. A time
@@ -78,6 +79,7 @@ class ServiceEdit : public QGroupBox {
   void write_field(const Field& field);
   void write_gateway(bool on);
   void write_retry_attempts(int attempts);
+  void write_client_threads(int threads);  // 0: no client machine
   void write_stages();
   bool field_applies(const Field& field) const;
   void refresh();

@@ -29,7 +29,9 @@ uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
     snapshot->timeline = recorder.timeline();
     snapshot->cdf = recorder.cdf();
     const SimulationResult& r = snapshot->result;
-    snapshot->diagnosis = diagnose({r.summary, r.replicas, r.stations, r.simulated_s}, r.tenants);
+    snapshot->diagnosis = diagnose({r.summary, r.replicas, r.stations, r.simulated_s,
+                                    simulation.config().queue_order == QueueOrder::kPriority},
+                                   r.tenants);
     snapshot->wall_s = job.elapsed_s();
     return Delivery([this, result = std::shared_ptr<const RunSnapshot>(std::move(snapshot))] {
       emit finished(result);

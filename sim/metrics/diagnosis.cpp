@@ -230,12 +230,25 @@ void tenant_slow_rule(const Context& c, std::vector<Finding>& out) {
   if (ratio < c.limits.tenant_ttft_ratio) return;
   const std::string& s = slow->tenant.name;
   const std::string& f = fast->tenant.name;
+  const int ps = slow->tenant.priority;
+  const int pf = fast->tenant.priority;
+  std::string cause;
+  if (c.facts.priority_scheduling) {
+    cause = text(" (priority %d vs %d)", ps, pf);
+  } else if (ps != pf) {
+    // Under fcfs the priorities order nothing, so they are not the cause.
+    cause = text(
+        " (priorities %d vs %d do not order the queue under scheduling_policy fcfs; "
+        "engine.scheduling_policy=priority makes them)",
+        ps, pf);
+  }
   out.push_back(
       {"tenant_slow",
        text("tenant %s waits longest for its first token: TTFT p50 %.1f ms, %.1fx tenant %s's "
-            "%.1f ms (priority %d vs %d)",
+            "%.1f ms",
             s.c_str(), slow->summary.ttft.p50_s * 1e3, ratio, f.c_str(),
-            fast->summary.ttft.p50_s * 1e3, slow->tenant.priority, fast->tenant.priority),
+            fast->summary.ttft.p50_s * 1e3) +
+           cause,
        {{"tenants[" + s + "].ttft.p50_ms", slow->summary.ttft.p50_s * 1e3},
         {"tenants[" + f + "].ttft.p50_ms", fast->summary.ttft.p50_s * 1e3}}});
 }

@@ -87,6 +87,9 @@ struct RunFacts {
   std::vector<ReplicaSummary> replicas;
   std::vector<StationStats> stations;  // empty without a service path
   double run_s = 0;                    // seconds the run lasted: the GPU-busy denominator
+  // engine.scheduling_policy "priority": tenants' priorities order the engine's queue (under
+  // fcfs they do not, and tenant_slow says so rather than quoting them as the cause).
+  bool priority_scheduling = false;
 };
 
 // One cited number: `metric` is its summary.json path where it has one (e.g.

@@ -138,6 +138,18 @@ class ServiceFieldsTest : public QObject {
     attempts->setValue(1);
     QVERIFY(!document_->value("service.client"));
 
+    // The load generator's CPU: threads write service.client.machine; "ideal" (0) removes it
+    // and the client block it leaves empty.
+    auto* threads = service_field<QSpinBox>(*editor_, "service.client.machine.threads");
+    QCOMPARE(threads->value(), 0);
+    threads->setValue(4);
+    QVERIFY2(document_->error().isEmpty(), qPrintable(document_->error()));
+    QVERIFY(document_->scenario()->config.service.client.machine.has_value());
+    QCOMPARE(document_->scenario()->config.service.client.machine->threads, 4);
+    threads->setValue(0);
+    QVERIFY(!document_->value("service.client"));
+    QVERIFY(!document_->scenario()->config.service.client.machine.has_value());
+
     editor_->service_edit()->add_stage();
     editor_->service_edit()->add_stage();
     QCOMPARE(editor_->service_edit()->stages_table()->rowCount(), 2);

@@ -258,11 +258,12 @@ TEST(TenantPriority, PriorityPolicyServesTheHighPriorityTenantFirstAndFcfsDoesNo
   EXPECT_EQ(prio.tenants[1].tenant.priority, 1);
   // And the diagnosis says which tenant waits.
   const std::vector<Finding> why =
-      diagnose({prio.summary, prio.replicas, prio.stations, prio.simulated_s}, prio.tenants);
+      diagnose({prio.summary, prio.replicas, prio.stations, prio.simulated_s, true}, prio.tenants);
   const auto slow = std::find_if(why.begin(), why.end(),
                                  [](const Finding& f) { return f.code == "tenant_slow"; });
   ASSERT_NE(slow, why.end());
   EXPECT_EQ(slow->text.rfind("tenant low waits longest", 0), 0u) << slow->text;
+  EXPECT_NE(slow->text.find("(priority 1 vs 0)"), std::string::npos) << slow->text;
 }
 
 TEST(TenantPriority, AWarningWhenPrioritiesDifferUnderFcfs) {
@@ -352,6 +353,27 @@ TEST(TenantDiagnosis, RefusalsFromOnePercentOfATenantsRequestsAndTtftFromTwiceTh
       fires({tenant_of("a", 0, 100, 0, 0.1), tenant_of("b", 1, 100, 0, 0.199)}, "tenant_slow"));
   EXPECT_FALSE(fires({tenant_of("a", 0, 100, 0, 0.1)}, "tenant_slow"));  // one tenant
   EXPECT_FALSE(fires({}, "tenant_refused"));
+}
+
+TEST(TenantDiagnosis, PrioritiesAreNotTheCauseUnderFcfs) {
+  const std::vector<TenantSummary> tenants = {tenant_of("a", 0, 100, 0, 0.1),
+                                              tenant_of("b", 1, 100, 0, 0.3)};
+  RunFacts facts;
+  facts.summary.requests = facts.summary.completed = 200;
+  const auto slow_text = [&](bool priority) {
+    facts.priority_scheduling = priority;
+    for (const Finding& f : diagnose(facts, tenants)) {
+      if (f.code == "tenant_slow") return f.text;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(slow_text(true),
+            "tenant b waits longest for its first token: TTFT p50 300.0 ms, 3.0x tenant a's "
+            "100.0 ms (priority 1 vs 0)");
+  EXPECT_EQ(slow_text(false),
+            "tenant b waits longest for its first token: TTFT p50 300.0 ms, 3.0x tenant a's "
+            "100.0 ms (priorities 1 vs 0 do not order the queue under scheduling_policy fcfs; "
+            "engine.scheduling_policy=priority makes them)");
 }
 
 void expect_refused(const std::string& tenants, const std::string& message) {
