@@ -192,6 +192,7 @@ void AgentSession::issue(int frame, int new_tokens, int output_tokens) {
   spec.prompt_tokens = workflow_.system_prompt_tokens + context.tokens() + new_tokens;
   spec.output_tokens = output_tokens;
   spec.session = host_.new_stream();
+  spec.agent_session = record_.id + 1;
   spec.turn = record_.llm_calls;
   spec.client = record_.user;
   ++record_.llm_calls;

@@ -62,6 +62,7 @@ void TraceSession::issue(int call) {
   const TraceCall& c = trace_.calls[static_cast<size_t>(call)];
   RequestSpec spec;
   spec.session = host_.new_stream();
+  spec.agent_session = record_.id + 1;
   const auto block = static_cast<uint64_t>(kTraceBlockTokens);
   for (size_t i = 0; i < c.prompt_blocks.size(); ++i) {
     const auto [stream, offset] = host_.replay_block(c.prompt_blocks[i], spec.session, i * block);

@@ -89,8 +89,9 @@ size_t Router::route(const RequestSpec& request, std::span<const ReplicaLoad> re
       return replicas[b].outstanding < replicas[a].outstanding ? b : a;
     }
     case RouterPolicy::kPrefixAffinity: {
-      // A multi-turn session's later turns share its history; otherwise the system prompt
-      // group is what requests share.
+      // An agent session's calls and a multi-turn session's later turns share its context;
+      // otherwise the system prompt group is what requests share.
+      if (request.agent_session != 0) return mix(request.agent_session ^ 0xa6e7) % n;
       if (request.session_turns > 1) return mix(request.session ^ 0x5e55) % n;
       if (request.shared_prefix_tokens > 0) return mix(request.prefix_group) % n;
       return least_outstanding(replicas);

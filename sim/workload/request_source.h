@@ -56,6 +56,9 @@ struct RequestSpec {
   int priority = 0;              // vLLM's request priority: smaller is served first under
                                  // --scheduling-policy priority (vLLM V1, 0.12); 0 = default
   std::vector<uint64_t> block_hashes;  // Mooncake traces only: hash id per 512-token block
+  // Agent calls only: 1 + the id of the session that made the call (0: not an agent call).
+  // prefix_affinity routes a session's calls to one replica, where its context is cached.
+  uint64_t agent_session = 0;
   // Agent calls only: the context between the shared prefix and the new tokens. The prompt is
   // then the group's shared_prefix_tokens, these segments, and the rest from the `session`
   // stream at their absolute positions (where the engine's outputs continue it).

@@ -61,6 +61,21 @@ TEST(Router, PrefixAffinityKeepsGroupsAndSessionsTogether) {
   const size_t session_replica = router.route(turn, loads);
   turn.turn = 3;
   EXPECT_EQ(router.route(turn, loads), session_replica);
+  // An agent session's calls: each has its own token stream and the workflow's group, and
+  // they go where the session's context is.
+  RequestSpec call = a;
+  call.agent_session = 7;
+  const size_t agent_replica = router.route(call, loads);
+  for (uint64_t stream = 100; stream < 110; ++stream) {
+    call.session = stream;
+    EXPECT_EQ(router.route(call, loads), agent_replica);
+  }
+  std::vector<bool> sessions_used(8, false);
+  for (uint64_t s = 1; s <= 64; ++s) {
+    call.agent_session = s;
+    sessions_used[router.route(call, loads)] = true;
+  }
+  EXPECT_GE(std::count(sessions_used.begin(), sessions_used.end(), true), 6);
   // Groups spread over replicas.
   std::vector<bool> used(8, false);
   for (uint64_t g = 0; g < 64; ++g) {

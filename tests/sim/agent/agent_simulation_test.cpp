@@ -73,6 +73,23 @@ TEST(AgentSimulation, SessionContextHitsThePrefixCache) {
   EXPECT_GT(cold.result.sessions->path.prefill_s, cached.result.sessions->path.prefill_s);
 }
 
+TEST(AgentSimulation, PrefixAffinityKeepsASessionsCallsWithItsContext) {
+  // Four replicas: round robin sends a session's calls to different ones, each of which must
+  // prefill the context again; prefix_affinity keeps them where the context is cached, and
+  // still spreads the sessions (they share one workflow's system prompt group).
+  const std::vector<std::string> dp = {"parallel.data_parallel_size=4"};
+  std::vector<std::string> affinity = dp;
+  affinity.push_back("cluster={\"router\": \"prefix_affinity\"}");
+  const Outcome spread = run(scenario(), dp);
+  const Outcome kept = run(scenario(), affinity);
+  ASSERT_EQ(kept.result.sessions->completed, 40u);
+  EXPECT_GT(kept.result.summary.prefix_cache_hit_rate,
+            spread.result.summary.prefix_cache_hit_rate + 0.1);
+  EXPECT_LT(kept.result.sessions->path.prefill_s, spread.result.sessions->path.prefill_s);
+  ASSERT_EQ(kept.result.replicas.size(), 4u);
+  for (const ReplicaSummary& r : kept.result.replicas) EXPECT_GT(r.steps, 0) << "idle replica";
+}
+
 TEST(AgentSimulation, CriticalPathSumsToE2EThroughTheServicePath) {
   const Outcome o = run(scenario());
   ASSERT_EQ(o.sessions.size(), 40u);
