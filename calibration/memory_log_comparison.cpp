@@ -24,7 +24,7 @@ ModelSpec model_of_log(const std::string& name, const Catalog& catalog, const st
   }
   for (const std::string& t : tries) {
     try {
-      return catalog.resolve_model(t);
+      return catalog.resolve_model_name(t);
     } catch (const ConfigError&) {
     }
   }

@@ -91,7 +91,11 @@ ModelSpec Catalog::resolve_model(const std::string& name_or_path) const {
   if (name_or_path.empty())
     throw ConfigError("--model: a model name or config.json path is required");
   if (looks_like_path(name_or_path)) return load_model_file(name_or_path);
-  const std::string key = normalise(name_or_path);
+  return resolve_model_name(name_or_path);
+}
+
+ModelSpec Catalog::resolve_model_name(const std::string& name) const {
+  const std::string key = normalise(name);
   std::vector<std::string> names;
   std::vector<ModelSpec> all = models();
   for (ModelSpec& m : all) {
@@ -108,8 +112,7 @@ ModelSpec Catalog::resolve_model(const std::string& name_or_path) const {
     }
   }
   if (matches == 1) return *unique;
-  throw ConfigError("--model: unknown model '" + name_or_path + "'" +
-                    did_you_mean(name_or_path, names) +
+  throw ConfigError("--model: unknown model '" + name + "'" + did_you_mean(name, names) +
                     "; run 'servesim models' for the catalog or pass a config.json path");
 }
 

@@ -29,6 +29,10 @@ class Catalog {
   // Face config.json, detected by its model_type key). Unknown names throw ConfigError
   // with the closest catalog names.
   ModelSpec resolve_model(const std::string& name_or_path) const;
+  // The same for a name read from a file servesim did not write (a vLLM log, a bench result):
+  // catalog names, aliases and HF repos only, never a path, so such a file cannot make
+  // servesim open another file.
+  ModelSpec resolve_model_name(const std::string& name) const;
   HardwareSpec resolve_gpu(const std::string& name_or_path) const;
 
   // Loads one file, servesim schema or HF config.json.

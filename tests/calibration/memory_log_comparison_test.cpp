@@ -149,5 +149,21 @@ TEST(MemoryLogComparison, AModelOutsideTheCatalogAsksForModel) {
   }
 }
 
+TEST(MemoryLogComparison, AModelNameInALogIsNeverOpenedAsAFile) {
+  // A log is input servesim did not write: a model "name" that is a path to a valid model
+  // file must not make it read that file.
+  VllmStartupLog log;
+  log.origin = "x.log";
+  log.model = std::string(SERVESIM_SOURCE_DIR) + "/configs/models/Llama-3.1-8B.json";
+  try {
+    model_named_in_log(log, Catalog{});
+    ADD_FAILURE() << "a path in the log was opened";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not in the catalog"), std::string::npos) << e.what();
+  }
+  log.model = "meta-llama/Llama-3.1-8B";  // names still resolve, by their HF repo
+  EXPECT_EQ(model_named_in_log(log, Catalog{}).name, "Llama-3.1-8B");
+}
+
 }  // namespace
 }  // namespace servesim
