@@ -30,9 +30,12 @@ namespace {
 // the run on Ctrl-C.
 class CliObserver final : public Observer {
  public:
-  CliObserver(const std::string& out_dir, bool progress, std::vector<std::string> tenants)
+  CliObserver(const std::string& out_dir, bool progress, std::vector<std::string> tenants,
+              bool pool_column)
       : progress_(progress) {
-    if (!out_dir.empty()) writer_ = std::make_unique<ResultWriter>(out_dir, std::move(tenants));
+    if (!out_dir.empty()) {
+      writer_ = std::make_unique<ResultWriter>(out_dir, std::move(tenants), pool_column);
+    }
   }
 
   void on_progress(double sim_time_s, uint64_t done, uint64_t total) override {
@@ -197,7 +200,8 @@ int run_simulate(const SimulateOptions& options) {
   Simulation simulation(scenario.config);
   std::vector<std::string> tenants;
   for (const TenantSpec& t : scenario.config.service.tenants) tenants.push_back(t.name);
-  CliObserver observer(options.out_dir, isatty(STDERR_FILENO) == 1, std::move(tenants));
+  CliObserver observer(options.out_dir, isatty(STDERR_FILENO) == 1, std::move(tenants),
+                       !scenario.config.service.pools.empty());
   const SimulationResult result = simulation.run(observer);
   observer.finish();
 

@@ -22,10 +22,10 @@ class TimeBreakdownModel : public QAbstractTableModel {
  public:
   enum Column { kSegment, kMean, kP50, kP95, kP99, kShare, kColumnCount };
   // The segments that make up E2E, in the order a request meets them.
-  static constexpr std::array<Segment, 9> kRows = {
-      Segment::kRetry,    Segment::kNetwork,  Segment::kGateway,
-      Segment::kFrontend, Segment::kPreModel, Segment::kEngineQueue,
-      Segment::kPrefill,  Segment::kDecode,   Segment::kStream};
+  static constexpr std::array<Segment, 10> kRows = {
+      Segment::kRetry,    Segment::kPool,     Segment::kNetwork,     Segment::kGateway,
+      Segment::kFrontend, Segment::kPreModel, Segment::kEngineQueue, Segment::kPrefill,
+      Segment::kDecode,   Segment::kStream};
 
   explicit TimeBreakdownModel(QObject* parent = nullptr);
 

@@ -136,6 +136,7 @@ void AgentSource::start_session(uint32_t user, double now_s) {
   const uint64_t id = next_session_++;
   auto session = std::make_unique<AgentSession>(id, agent_.workflows[w], w + 1, user, *this,
                                                 agent_.record_trace);
+  if (agent_.workflows[w].tenant >= 0) session_tenants_.emplace(id, agent_.workflows[w].tenant);
   SessionRun& s = *session;
   sessions_.emplace(id, std::move(session));
   s.start(now_s);
@@ -144,6 +145,10 @@ void AgentSource::start_session(uint32_t user, double now_s) {
 
 void AgentSource::issue_call(SessionRun& session, int frame, RequestSpec spec) {
   spec.arrival_s = now_s_;
+  if (const auto t = session_tenants_.find(session.record().id); t != session_tenants_.end()) {
+    spec.tenant = static_cast<uint32_t>(t->second);
+    spec.tenant_chosen = true;
+  }
   ready_.push_back(std::move(spec));
   ready_calls_.push_back({session.record().id, frame});
 }
@@ -200,6 +205,7 @@ void AgentSource::settle(uint64_t id) {
   }
   if (s.done()) {
     reported_.erase(id);
+    session_tenants_.erase(id);
     sessions_.erase(it);
   }
 }

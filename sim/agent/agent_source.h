@@ -107,6 +107,8 @@ class AgentSource final : public RequestSource, public SessionHost {
   std::unordered_map<uint64_t, Call> in_flight_;  // popped request id -> its step
   std::unordered_map<uint64_t, std::unique_ptr<SessionRun>> sessions_;
   std::unordered_set<uint64_t> reported_;  // sessions in flight whose end was reported
+  // Sessions whose workflow names a service tenant: session -> tenant index.
+  std::unordered_map<uint64_t, int> session_tenants_;
   std::unordered_map<const StepSpec*, ToolResultCache> tool_caches_;  // by cached tool step
   struct PairHash {
     size_t operator()(const std::pair<uint64_t, uint64_t>& p) const {

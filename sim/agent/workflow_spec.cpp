@@ -6,6 +6,7 @@
 
 #include "models/config_error.h"
 #include "models/json_object_reader.h"
+#include "models/name_match.h"
 #include "sim/core/csv_line.h"
 
 namespace servesim {
@@ -299,6 +300,19 @@ WorkflowSpec WorkflowSpec::from_json(const nlohmann::json& j, const std::string&
     r.fail("weight", "must be > 0 (a share relative to the other workflows)");
   }
   w.system_prompt_tokens = r.non_negative_int("system_prompt_tokens", 0);
+  if (r.has("tenant")) {
+    const std::string tenant = r.required<std::string>("tenant");
+    const auto it = std::find(limits.tenants.begin(), limits.tenants.end(), tenant);
+    if (it == limits.tenants.end()) {
+      r.fail("tenant", limits.tenants.empty()
+                           ? "\"" + tenant + "\" needs service.tenants, which this scenario has not"
+                           : "\"" + tenant + "\" is not in service.tenants" +
+                                 did_you_mean(tenant, limits.tenants));
+    }
+    w.tenant = static_cast<int>(it - limits.tenants.begin());
+  } else {
+    r.raw("tenant");
+  }
   if (w.system_prompt_tokens > kMaxTokens) r.fail("system_prompt_tokens", "must be <= 1e8");
   w.context = parse_context(r.raw("context"), path + ".context", base_dir);
   StepParser steps(path, base_dir, limits, w.system_prompt_tokens);

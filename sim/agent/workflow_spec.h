@@ -69,14 +69,18 @@ struct ContextPolicySpec {
 };
 
 struct AgentLimits {
-  std::string deployment;  // the scenario's one deployment (its model's name)
-  int max_model_len = 0;   // tokens; 0 = no check
+  std::string deployment;            // the scenario's one deployment (its model's name)
+  int max_model_len = 0;             // tokens; 0 = no check
+  std::vector<std::string> tenants;  // service.tenants' names, in order; a workflow may name one
 };
 
 struct WorkflowSpec {
   std::string name;
   double weight = 1;             // share of sessions, relative to the other workflows
   int system_prompt_tokens = 0;  // shared by every session of the workflow
+  // "tenant": the service tenant its LLM calls belong to (an agent type with its own quotas,
+  // priority and connection pool); -1: drawn by the tenants' shares like any request's.
+  int tenant = -1;  // index into AgentLimits::tenants
   ContextPolicySpec context;
   StepSpec root;      // a sequence
   int num_steps = 0;  // steps in the tree, the root included

@@ -70,6 +70,9 @@ struct RequestSegments {
   double decode_s = 0;              // the engine's first token to its last
   double stream_s = 0;              // the engine's last token to the client (output + network)
   double first_token_stream_s = 0;  // the engine's first token to the client
+  // Waiting for a connection of the tenant's client-side pool (service.pools) before the last
+  // attempt's send; it comes first, before network_s.
+  double pool_s = 0;
 
   // The engine's waits (its queue, and a disaggregated decode instance's) and its work before
   // the first token (prefill, and a disaggregated KV transfer): how agent paths count them.

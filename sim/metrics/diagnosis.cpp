@@ -368,6 +368,9 @@ std::string tail_cause(const Context& c, Segment& worst) {
     return "requests queue in front of the engine, from bursts or more load than it serves";
   if (worst == Segment::kPrefill) return "head-of-line prefills: long prompts hold up the step";
   if (worst == Segment::kRetry) return "retried requests wait out failed attempts and backoff";
+  if (worst == Segment::kPool) {
+    return "requests wait for a free connection of their client-side pool (service.pools)";
+  }
   return "the " + std::string(to_string(worst)) + " segment's own tail";
 }
 

@@ -31,12 +31,14 @@ void print_latency_row(std::FILE* out, const char* name, const LatencyStats& s) 
 
 }  // namespace
 
-ResultWriter::ResultWriter(const std::string& out_dir, std::vector<std::string> tenant_names)
+ResultWriter::ResultWriter(const std::string& out_dir, std::vector<std::string> tenant_names,
+                           bool pool_column)
     : dir_checked_((require_writable_directory(out_dir, "--out"), true)),
       requests_((std::filesystem::path(out_dir) / "requests.csv").string()),
       samples_((std::filesystem::path(out_dir) / "timeseries.csv").string()),
       out_dir_(out_dir),
       tenant_names_(std::move(tenant_names)),
+      pool_column_(pool_column),
       exceptions_at_start_(std::uncaught_exceptions()) {
   (void)dir_checked_;
   requests_.stream() << "id,replica,status,arrival_s,first_scheduled_s,first_token_s,finish_s,"
@@ -44,6 +46,7 @@ ResultWriter::ResultWriter(const std::string& out_dir, std::vector<std::string> 
                         "ttft_s,tpot_s,e2e_s,step_index,cause,network_s,gateway_s,frontend_s,"
                         "pre_model_s,engine_queue_s,prefill_s,decode_s,stream_s,attempts,"
                         "retry_s,decode_queue_s,kv_transfer_s"
+                     << (pool_column_ ? ",pool_s" : "")
                      << (tenant_names_.empty() ? "\n" : ",tenant\n");
   samples_.stream() << "time_s,replica,running,waiting,kv_usage,tokens_in_step,preemptions_total\n";
 }
@@ -84,6 +87,9 @@ void ResultWriter::on_request_done(const RequestRecord& r) {
   requests_.stream() << ',' << r.attempts;
   for (Segment s : {Segment::kRetry, Segment::kDecodeQueue, Segment::kKvTransfer}) {
     requests_.stream() << ',' << (ok ? num(segment_s(r.segments, s)) : std::string());
+  }
+  if (pool_column_) {
+    requests_.stream() << ',' << (ok ? num(segment_s(r.segments, Segment::kPool)) : std::string());
   }
   if (!tenant_names_.empty()) requests_.stream() << ',' << tenant_names_.at(r.tenant);
   requests_.stream() << '\n';

@@ -36,7 +36,10 @@ class ResultWriter final : public Observer {
   // timeseries.csv there, each with its header line. Throws ConfigError naming the folder
   // when it cannot. With tenant names (service.tenants, by index), requests.csv ends in a
   // `tenant` column; without, its columns stay as they were (readers go by column name).
-  explicit ResultWriter(const std::string& out_dir, std::vector<std::string> tenant_names = {});
+  // With `pool_column` (service.pools), a `pool_s` column (the wait for a connection) comes
+  // after kv_transfer_s.
+  explicit ResultWriter(const std::string& out_dir, std::vector<std::string> tenant_names = {},
+                        bool pool_column = false);
   ~ResultWriter() override;
   ResultWriter(const ResultWriter&) = delete;
   ResultWriter& operator=(const ResultWriter&) = delete;
@@ -56,6 +59,7 @@ class ResultWriter final : public Observer {
   std::unique_ptr<AtomicFile> sessions_;       // agent workloads only
   std::unique_ptr<AtomicFile> session_trace_;  // sessions.jsonl: agent.record_trace only
   std::vector<std::string> tenant_names_;
+  bool pool_column_ = false;
   bool committed_ = false;
   int exceptions_at_start_;  // std::uncaught_exceptions() when constructed
 };

@@ -28,6 +28,8 @@ std::string_view to_string(Segment segment) {
       return "decode";
     case Segment::kStream:
       return "stream";
+    case Segment::kPool:
+      return "pool";
     case Segment::kFirstTokenStream:
       return "first_token_stream";
   }
@@ -56,6 +58,8 @@ double segment_s(const RequestSegments& s, Segment segment) {
       return s.kv_transfer_s;
     case Segment::kDecode:
       return s.decode_s;
+    case Segment::kPool:
+      return s.pool_s;
     case Segment::kStream:
       return s.stream_s;
     case Segment::kFirstTokenStream:
@@ -69,8 +73,9 @@ bool counts_in_ttft(Segment segment) {
 }
 
 bool TimeBreakdown::has_service() const {
-  for (Segment s : {Segment::kRetry, Segment::kNetwork, Segment::kGateway, Segment::kFrontend,
-                    Segment::kPreModel, Segment::kStream, Segment::kFirstTokenStream}) {
+  for (Segment s :
+       {Segment::kRetry, Segment::kPool, Segment::kNetwork, Segment::kGateway, Segment::kFrontend,
+        Segment::kPreModel, Segment::kStream, Segment::kFirstTokenStream}) {
     if (segments[static_cast<size_t>(s)].mean_s > 0) return true;
   }
   for (size_t c = 0; c < kNumFailureCauses; ++c) {
@@ -112,9 +117,10 @@ void print_time_breakdown(std::FILE* out, const TimeBreakdown& b) {
                  100 * s.share_of_ttft);
   }
   const bool retried = b.segments[static_cast<size_t>(Segment::kRetry)].mean_s > 0;
-  std::fprintf(out, "  TTFT mean: client %.1f ms, server %.1f ms (without the network%s)\n",
+  const bool pooled = b.segments[static_cast<size_t>(Segment::kPool)].mean_s > 0;
+  std::fprintf(out, "  TTFT mean: client %.1f ms, server %.1f ms (without the network%s%s)\n",
                b.mean_client_ttft_s * 1e3, b.mean_server_ttft_s * 1e3,
-               retried ? " and the retries" : "");
+               pooled ? ", the pool wait" : "", retried ? " and the retries" : "");
   std::string failures;
   for (size_t c = 1; c < kNumFailureCauses; ++c) {
     if (b.failures[c] == 0) continue;
@@ -166,7 +172,8 @@ TimeBreakdown TimeBreakdownCollector::summary() const {
   b.mean_client_ttft_s = mean_ttft_s;
   b.mean_server_ttft_s = mean_ttft_s -
                          2 * b.segments[static_cast<size_t>(Segment::kNetwork)].mean_s -
-                         b.segments[static_cast<size_t>(Segment::kRetry)].mean_s;
+                         b.segments[static_cast<size_t>(Segment::kRetry)].mean_s -
+                         b.segments[static_cast<size_t>(Segment::kPool)].mean_s;
   return b;
 }
 

@@ -35,8 +35,9 @@ enum class Segment : uint8_t {
   kDecode,
   kStream,
   kFirstTokenStream,
+  kPool,  // waiting for a client-side pool's connection (service.pools), before the send
 };
-inline constexpr size_t kNumSegments = 12;
+inline constexpr size_t kNumSegments = 13;
 
 std::string_view to_string(Segment segment);  // "retry", "network", ... (CSV/JSON names)
 double segment_s(const RequestSegments& segments, Segment segment);  // seconds

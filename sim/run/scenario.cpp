@@ -286,7 +286,9 @@ void read_disaggregation(JsonObjectReader& r, SimulationConfig& c, const nlohman
 void check_agent_workload(const SimulationConfig& c) {
   if (c.workload.kind != WorkloadKind::kAgent) return;
   const int max_model_len = c.engine.resolved_for(c.model, c.gpu).max_model_len;
-  parse_agent_workload(c.workload, AgentLimits{c.model.name, max_model_len});
+  std::vector<std::string> tenants;
+  for (const TenantSpec& t : c.service.tenants) tenants.push_back(t.name);
+  parse_agent_workload(c.workload, AgentLimits{c.model.name, max_model_len, tenants});
 }
 
 }  // namespace

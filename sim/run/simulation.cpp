@@ -604,7 +604,9 @@ AgentLimits Simulation::agent_limits() const {
   if (config_.disaggregation.enabled) {
     max_model_len = std::min(max_model_len, prefill_.scheduler.max_model_len);
   }
-  return {config_.model.name, max_model_len};
+  std::vector<std::string> tenants;
+  for (const TenantSpec& t : config_.service.tenants) tenants.push_back(t.name);
+  return {config_.model.name, max_model_len, tenants};
 }
 
 Simulation::~Simulation() = default;

@@ -64,6 +64,8 @@ ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop
     tenants_.emplace(spec_.tenants, tenant_clients, seed);
     quotas_.emplace(spec_.tenants);
   }
+  for (const ConnectionPoolSpec& p : spec_.pools)
+    pools_.emplace_back("pool " + p.name, p.connections);
   if (spec_.client.machine) {
     for (int t = 0; t < spec_.client.machine->threads; ++t) {
       client_threads_.emplace_back(kClientStationName, 1, 0);
@@ -113,15 +115,56 @@ void ServicePath::send_attempt(const RequestSpec& request, uint64_t key, int att
   f.segments.retry_s = now_s - request.arrival_s;
   f.segments.network_s = f.one_way_s;
   ++upstream_;
+  if (spec_.client.timeout_s > 0) {
+    loop_.schedule(now_s + spec_.client.timeout_s, EventKind::kDeadline, kClientDeadline, key);
+  }
+  if (tenants_) f.pool = spec_.tenants[request.tenant].pool_index;
+  if (f.pool >= 0 && !pools_[static_cast<size_t>(f.pool)].acquire(key, now_s)) {
+    f.in_pool = true;
+    f.at_client = true;  // it has not left: a timeout now sends no disconnect
+    const double wait_timeout_s = spec_.pools[static_cast<size_t>(f.pool)].wait_timeout_s;
+    if (wait_timeout_s > 0) {
+      loop_.schedule(now_s + wait_timeout_s, EventKind::kDeadline, kPoolDeadline, key);
+    }
+    return;
+  }
+  f.holds_connection = f.pool >= 0;
+  leave_client(f, now_s);
+}
+
+// The attempt has its connection (or needs none): it goes out through the client machine, or
+// straight onto the network, after its wait for the connection (the pool segment).
+void ServicePath::leave_client(Flight& f, double now_s) {
+  f.segments.pool_s = now_s - f.sent_s;
   if (spec_.client.machine) {
     f.at_client = true;
     submit_client(ClientWork::kSend, f, now_s);
   } else {
-    f.refs = 1;
-    loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, key);
+    f.at_client = false;
+    ++f.refs;
+    loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, f.key);
   }
-  if (spec_.client.timeout_s > 0) {
-    loop_.schedule(now_s + spec_.client.timeout_s, EventKind::kDeadline, kClientDeadline, key);
+}
+
+// The attempt lets its connection go (its answer is over, or it stopped waiting for one); the
+// pool's longest waiter takes it and leaves.
+void ServicePath::release_connection(Flight& f, double now_s) {
+  if (f.pool < 0) return;
+  ConnectionPool& pool = pools_[static_cast<size_t>(f.pool)];
+  if (f.in_pool) {
+    f.in_pool = false;
+    f.at_client = false;
+    pool.withdraw(f.key, now_s);
+    leave_upstream(f);
+    return;
+  }
+  if (!f.holds_connection) return;
+  f.holds_connection = false;
+  if (const std::optional<uint64_t> next = pool.release(now_s)) {
+    Flight& waiter = flights_.at(*next);
+    waiter.in_pool = false;
+    waiter.holds_connection = true;
+    leave_client(waiter, now_s);
   }
 }
 
@@ -285,6 +328,8 @@ void ServicePath::deadline(uint32_t kind, uint64_t key, double now_s) {
   Flight& f = it->second;
   if (kind == kClientDeadline) {
     if (!f.answered) client_gives_up(f, now_s);
+  } else if (kind == kPoolDeadline) {
+    if (f.in_pool && !f.answered) client_gives_up(f, now_s);
   } else if (kind == kGatewayDeadline) {
     if (!f.failed && f.where != Where::kDone && f.tokens_received == 0) {
       gateway_times_out(f, now_s);
@@ -341,6 +386,7 @@ void ServicePath::answer(Flight& f, double now_s) {
     quotas_->release(f.spec.tenant);
     f.holds_slot = false;
   }
+  release_connection(f, now_s);
   if (spec_.client.machine) {
     submit_client(ClientWork::kFinish, f, now_s);
     return;
@@ -489,7 +535,7 @@ void ServicePath::sent(Flight& f, double now_s) {
     leave_upstream(f);
     return;
   }
-  f.segments.network_s += now_s - f.sent_s;
+  f.segments.network_s += now_s - f.sent_s - f.segments.pool_s;
   ++f.refs;
   loop_.schedule(now_s + f.one_way_s, EventKind::kNetworkDelivery, kToServer, f.key);
 }
@@ -569,6 +615,7 @@ StationStats ServicePath::client_stats(double now_s) const {
 std::vector<StationStats> ServicePath::station_stats(double now_s) const {
   std::vector<StationStats> out;
   if (!client_threads_.empty()) out.push_back(client_stats(now_s));
+  for (const ConnectionPool& p : pools_) out.push_back(p.stats(now_s));
   for (const Station& s : stations_) out.push_back(s.stats(now_s));
   return out;
 }

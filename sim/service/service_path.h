@@ -30,6 +30,12 @@
 // gateway's own rate limit: a refusal is HTTP 429 rate_limited, its record naming the limit.
 // A tenant's in-flight slot is held from there until the client has the attempt's outcome.
 //
+// Connection pools (spec.pools): a request of a tenant with a pool takes one of its
+// connections before it is sent, or waits for one (the pool segment, RequestSegments.pool_s),
+// and the wait counts in its timeout; past the pool's wait_timeout_s it gives up as timed out. The
+// connection is let go when the client has the attempt's outcome (or gives up), and a retry takes
+// one again. Each pool reports as a station row "pool <name>".
+//
 // The client machine (spec.client.machine): the load generator's CPU as `threads` one-job-at-a-
 // time stations shared by every client, each request pinned to one by its id (its connection
 // lives on one event loop, so its chunks are parsed in order). A send becomes a send job there
@@ -55,6 +61,7 @@
 #include "sim/core/event_loop.h"
 #include "sim/core/request_record.h"
 #include "sim/core/rng.h"
+#include "sim/service/connection_pool.h"
 #include "sim/service/service_spec.h"
 #include "sim/service/station.h"
 #include "sim/service/tenant_assigner.h"
@@ -122,11 +129,14 @@ class ServicePath {
     double sent_s = 0;  // when this attempt was sent, seconds
     int refs = 0;       // pending events and jobs that refer to it
     Where where = Where::kUpstream;
-    bool failed = false;       // the attempt failed: its tokens are dropped, nothing is streamed
-    bool cancelled = false;    // the server gave up on it upstream: dropped at its next hop
-    bool answered = false;     // the client has its outcome
-    bool holds_slot = false;   // counts in its tenant's in-flight requests
-    bool at_client = false;    // its send job has not completed: it has not left the client
+    bool failed = false;      // the attempt failed: its tokens are dropped, nothing is streamed
+    bool cancelled = false;   // the server gave up on it upstream: dropped at its next hop
+    bool answered = false;    // the client has its outcome
+    bool holds_slot = false;  // counts in its tenant's in-flight requests
+    bool at_client = false;   // its send job has not completed: it has not left the client
+    int pool = -1;            // its tenant's connection pool; -1: none
+    bool in_pool = false;     // waiting for a connection of its pool
+    bool holds_connection = false;
     double one_way_s = 0;      // network delay each way, seconds
     double hop_arrival_s = 0;  // when it reached its current station, seconds
     int hop = 0;               // intake hops passed: gateway, frontend, stages
@@ -145,9 +155,16 @@ class ServicePath {
     ClientWork work = ClientWork::kSend;
     uint64_t key = 0;  // the attempt
   };
-  enum DeadlineKind : uint32_t { kClientDeadline = 0, kGatewayDeadline = 1, kDisconnect = 2 };
+  enum DeadlineKind : uint32_t {
+    kClientDeadline = 0,
+    kGatewayDeadline = 1,
+    kDisconnect = 2,
+    kPoolDeadline = 3,  // a waiter's pool wait_timeout_s
+  };
 
   void send_attempt(const RequestSpec& request, uint64_t key, int attempt, double now_s);
+  void leave_client(Flight& f, double now_s);
+  void release_connection(Flight& f, double now_s);
   void deadline(uint32_t kind, uint64_t key, double now_s);
   void client_gives_up(Flight& f, double now_s);
   void gateway_times_out(Flight& f, double now_s);
@@ -190,6 +207,7 @@ class ServicePath {
   std::optional<TokenBucket> token_bucket_;
   std::optional<TenantAssigner> tenants_;  // with spec.tenants only
   std::optional<TenantQuotas> quotas_;
+  std::vector<ConnectionPool> pools_;  // spec.pools, in order
   std::unordered_map<uint64_t, Flight> flights_;
   // Flights with a token in this step, per API server process, and in each output job. A
   // flight is erased only after its last token's job, and unordered_map nodes do not move.

@@ -1,7 +1,10 @@
 #include "sim/service/service_spec.h"
 
+#include <algorithm>
+
 #include "models/config_error.h"
 #include "models/json_object_reader.h"
+#include "models/name_match.h"
 #include "sim/service/vllm_frontend.h"
 
 namespace servesim {
@@ -61,6 +64,62 @@ FrontendSpec read_frontend(JsonObjectReader& r, const std::string& base_dir) {
   return f;
 }
 
+std::vector<ConnectionPoolSpec> read_pools(const nlohmann::json& j, const std::string& path) {
+  if (!j.is_array() || j.empty()) {
+    throw ConfigError(path +
+                      ": must be a non-empty list of pools such as "
+                      "[{\"name\": \"shared\", \"connections\": 64}]");
+  }
+  std::vector<ConnectionPoolSpec> pools;
+  for (size_t i = 0; i < j.size(); ++i) {
+    const std::string context = path + "[" + std::to_string(i) + "]";
+    if (!j[i].is_object()) {
+      throw ConfigError(context + ": must be an object with a \"name\" and \"connections\"");
+    }
+    JsonObjectReader r(j[i], context);
+    ConnectionPoolSpec p;
+    p.name = r.required<std::string>("name");
+    if (p.name.empty()) r.fail("name", "must not be empty");
+    for (const ConnectionPoolSpec& earlier : pools) {
+      if (earlier.name == p.name) {
+        r.fail("name", "\"" + p.name + "\" is used by an earlier pool; names must be unique");
+      }
+    }
+    p.connections = r.positive_int("connections");
+    p.wait_timeout_s = non_negative(r, "wait_timeout_s");
+    r.finish();
+    pools.push_back(p);
+  }
+  return pools;
+}
+
+// Every tenant's pool must exist and every pool must serve a tenant: a pool nobody uses, or a
+// tenant whose pool is misspelt, would silently leave the limit out.
+void resolve_pools(ServiceSpec& spec, const std::string& path) {
+  std::vector<std::string> names;
+  for (const ConnectionPoolSpec& p : spec.pools) names.push_back(p.name);
+  std::vector<bool> used(spec.pools.size(), false);
+  for (size_t t = 0; t < spec.tenants.size(); ++t) {
+    TenantSpec& tenant = spec.tenants[t];
+    if (tenant.pool.empty()) continue;
+    const auto it = std::find(names.begin(), names.end(), tenant.pool);
+    if (it == names.end()) {
+      throw ConfigError(path + ".tenants[" + std::to_string(t) + "].pool: \"" + tenant.pool +
+                        "\" is not in service.pools" + did_you_mean(tenant.pool, names) +
+                        "; add it there or drop the key");
+    }
+    tenant.pool_index = static_cast<int>(it - names.begin());
+    used[static_cast<size_t>(tenant.pool_index)] = true;
+  }
+  for (size_t p = 0; p < spec.pools.size(); ++p) {
+    if (!used[p]) {
+      throw ConfigError(path + ".pools[" + std::to_string(p) + "]: no tenant names pool \"" +
+                        spec.pools[p].name + "\"; give a service.tenants entry \"pool\": \"" +
+                        spec.pools[p].name + "\" or drop the pool");
+    }
+  }
+}
+
 }  // namespace
 
 ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& path,
@@ -115,6 +174,9 @@ ServiceSpec ServiceSpec::from_json(const nlohmann::json& j, const std::string& p
   }
   const nlohmann::json& tenants = r.raw("tenants");
   if (!tenants.is_null()) spec.tenants = TenantSpec::list_from_json(tenants, path + ".tenants");
+  const nlohmann::json& pools = r.raw("pools");
+  if (!pools.is_null()) spec.pools = read_pools(pools, path + ".pools");
+  resolve_pools(spec, path);
   r.finish();
   return spec;
 }

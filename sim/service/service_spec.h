@@ -7,9 +7,10 @@
 //
 //   "service": "none"            the engine alone, as an in-process benchmark measures it
 //   "service": {"network": {...}, "gateway": {...}, "frontend": {...}, "stages": [...],
-//               "client": {...}, "tenants": [...]}
+//               "client": {...}, "pools": [...], "tenants": [...]}
 //                                (client: timeout and retries, see client_spec.h; tenants:
-//                                shares, priorities and quotas, see tenant_spec.h)
+//                                shares, priorities and quotas, see tenant_spec.h; pools:
+//                                client-side connection pools the tenants name)
 //
 // A station's service time for a job is (base + per-token terms) × a variability factor
 // (lognormal with mean 1 and the given coefficient of variation): CPU work varies, and a
@@ -47,6 +48,19 @@ struct FrontendSpec {
   double per_output_token_s = 0;                   // seconds per streamed token (detok + SSE)
 };
 
+// A client-side HTTP connection pool ("service.pools"): at most `connections` requests of the
+// tenants that name it are on their way or being answered at once (one request per keep-alive
+// connection, as HTTP/1.1 clients such as httpx and aiohttp pool them); the others wait for a
+// free connection in first-come, first-served order. One pool per tenant is the "every agent
+// keeps its own connections" setup; one pool that every tenant names is a global limit.
+// A waiter gives up after wait_timeout_s (httpx's pool timeout) and fails as timed out, so a
+// caller can fail fast instead of queueing into its own deadline.
+struct ConnectionPoolSpec {
+  std::string name;
+  int connections = 0;        // >= 1
+  double wait_timeout_s = 0;  // seconds a request may wait for a connection; 0 = no limit
+};
+
 struct ServiceSpec {
   bool enabled = false;  // false: "none", requests reach the engine when sent
   Distribution rtt_s = Distribution::fixed(0.0);  // client <-> server round trip, seconds
@@ -57,8 +71,9 @@ struct ServiceSpec {
   double gateway_timeout_s = 0;
   ClientSpec client;  // the clients' timeout and retries ("service.client")
   FrontendSpec frontend;
-  std::vector<StationSpec> stages;  // pre-model stages, in order
-  std::vector<TenantSpec> tenants;  // empty: one anonymous tenant, no per-tenant limits
+  std::vector<StationSpec> stages;        // pre-model stages, in order
+  std::vector<TenantSpec> tenants;        // empty: one anonymous tenant, no per-tenant limits
+  std::vector<ConnectionPoolSpec> pools;  // each named by at least one tenant's "pool"
 
   // `path` prefixes messages ("scenario.json: service"). Throws ConfigError.
   static ServiceSpec from_json(const nlohmann::json& j, const std::string& path,

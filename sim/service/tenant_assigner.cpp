@@ -27,6 +27,7 @@ uint32_t TenantAssigner::draw() {
 }
 
 uint32_t TenantAssigner::assign(const RequestSpec& request) {
+  if (request.tenant_chosen) return request.tenant;
   if (!by_client_.empty()) return by_client_[request.client % by_client_.size()];
   if (request.session_turns <= 1) return draw();
   if (request.turn == 0) return sessions_[request.session] = draw();

@@ -8,6 +8,9 @@
 //     partition interleaves the tenants (client c goes to the tenant furthest behind its share
 //     of the first c + 1 clients), so a stepped run's smaller steps mix them too.
 //
+// A request whose workload chose its tenant (RequestSpec.tenant_chosen: an agent workflow
+// names one) keeps it and draws nothing.
+//
 // It lives in the service path rather than in the workload: tenants are the service's notion
 // (an API key at the gateway), the path sees every request when its client sends it and
 // before any limit or the engine does, and RequestSpec.tenant / .priority are set there once,

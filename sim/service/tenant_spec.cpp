@@ -42,6 +42,8 @@ TenantSpec read_tenant(const nlohmann::json& j, const std::string& context) {
   if (r.has("max_in_flight") && t.max_in_flight < 1) {
     r.fail("max_in_flight", "must be an integer >= 1 (drop it for no cap)");
   }
+  t.pool = r.optional<std::string>("pool", "");
+  if (r.has("pool") && t.pool.empty()) r.fail("pool", "must name one of service.pools");
   r.finish();
   return t;
 }

@@ -53,6 +53,8 @@ struct RequestSpec {
   uint32_t client = 0;           // closed-loop / stepped client index; 0 for open loop
   int step_index = 0;            // stepped-concurrency step it arrived in; else 0
   uint32_t tenant = 0;           // index into the service's tenants; 0 without tenants
+  bool tenant_chosen = false;    // the workload set `tenant` (an agent workflow's "tenant"):
+                                 // the service keeps it instead of drawing one by share
   int priority = 0;              // vLLM's request priority: smaller is served first under
                                  // --scheduling-policy priority (vLLM V1, 0.12); 0 = default
   std::vector<uint64_t> block_hashes;  // Mooncake traces only: hash id per 512-token block

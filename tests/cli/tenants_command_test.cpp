@@ -92,6 +92,33 @@ TEST(TenantsCommand, RequestsCsvEndsInATenantColumnThatCompareStillReads) {
   fs::remove_all(dir);
 }
 
+TEST(TenantsCommand, APoolAddsAPoolColumnAndAStationRow) {
+  const fs::path dir = fs::temp_directory_path() / "servesim_pool_out";
+  fs::remove_all(dir);
+  const CliResult r = run_servesim("simulate " SERVESIM_SOURCE_DIR
+                                   "/configs/scenarios/agent-pool-shared.json "
+                                   "--set workload.duration_s=60 --out " +
+                                   dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("  pool shared               64"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the pool wait"), std::string::npos) << r.out;
+  std::ifstream csv(dir / "requests.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  EXPECT_TRUE(header.ends_with(",kv_transfer_s,pool_s,tenant")) << header;
+  double waited_s = 0;
+  while (std::getline(csv, row)) {
+    const size_t tenant_comma = row.rfind(',');
+    const size_t pool_comma = row.rfind(',', tenant_comma - 1);
+    const std::string pool = row.substr(pool_comma + 1, tenant_comma - pool_comma - 1);
+    if (!pool.empty()) waited_s += std::stod(pool);
+  }
+  EXPECT_GT(waited_s, 1.0);  // the spike's calls wait for the 64 connections
+  const nlohmann::json summary = nlohmann::json::parse(std::ifstream(dir / "summary.json"));
+  EXPECT_GT(summary["summary"]["where_time_went"]["segments"]["pool"]["mean_ms"].get<double>(), 0);
+  fs::remove_all(dir);
+}
+
 TEST(TenantsCommand, WithoutTenantsRequestsCsvKeepsItsColumns) {
   const fs::path dir = fs::temp_directory_path() / "servesim_no_tenants_out";
   fs::remove_all(dir);

@@ -101,9 +101,9 @@ std::vector<std::string> check_record(const RequestRecord& r, int max_model_len)
     }
     if (r.cached_prompt_tokens > r.prompt_tokens) out.push_back(id + "more cached than prompt");
     const RequestSegments& g = r.segments;
-    const double sum = g.retry_s + g.network_s + g.gateway_s + g.frontend_s + g.pre_model_s +
-                       g.engine_queue_s + g.prefill_s + g.decode_queue_s + g.kv_transfer_s +
-                       g.decode_s + g.stream_s;
+    const double sum = g.retry_s + g.pool_s + g.network_s + g.gateway_s + g.frontend_s +
+                       g.pre_model_s + g.engine_queue_s + g.prefill_s + g.decode_queue_s +
+                       g.kv_transfer_s + g.decode_s + g.stream_s;
     if (std::fabs(sum - r.e2e_s()) > 1e-6 * std::max(1.0, r.e2e_s())) {
       out.push_back(id + "segments sum to " + std::to_string(sum) + " s, E2E is " +
                     std::to_string(r.e2e_s()) + " s");

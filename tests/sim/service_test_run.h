@@ -38,12 +38,12 @@ inline SimulationResult run(const SimulationConfig& config, Records* records = n
 
 // Seconds; a record's segments up to its last token (retries aside) and up to its first.
 inline double sum_to_e2e(const RequestSegments& s) {
-  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
-         s.decode_s + s.stream_s;
+  return s.pool_s + s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s +
+         s.prefill_s + s.decode_s + s.stream_s;
 }
 inline double sum_to_ttft(const RequestSegments& s) {
-  return s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s + s.prefill_s +
-         s.first_token_stream_s;
+  return s.pool_s + s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s +
+         s.prefill_s + s.first_token_stream_s;
 }
 
 // `parse` must throw a ConfigError whose message holds `needle` and is one line.

@@ -44,7 +44,7 @@ inline WorkloadSpec workload_of(const nlohmann::json& agent, const nlohmann::jso
 }
 
 inline Run run_agent(const WorkloadSpec& workload, const FakeEngine& engine = {},
-                     const AgentLimits& limits = {"m", 0}) {
+                     const AgentLimits& limits = {"m", 0, {}}) {
   const AgentSpec spec = AgentSpec::from_json(workload.agent, "workload.agent", "", limits);
   Recorder recorder;
   AgentSource source(workload, spec, recorder);
