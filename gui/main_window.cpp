@@ -25,6 +25,8 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "gui/agent_breakdown_model.h"
+#include "gui/agents_view.h"
 #include "gui/compare_controller.h"
 #include "gui/compare_model.h"
 #include "gui/compare_view.h"
@@ -36,6 +38,7 @@
 #include "gui/memory_view.h"
 #include "gui/scenario_document.h"
 #include "gui/scenario_editor.h"
+#include "gui/session_gantt_model.h"
 #include "gui/simulation_runner.h"
 #include "gui/summary_model.h"
 #include "gui/time_breakdown_model.h"
@@ -75,7 +78,9 @@ MainWindow::MainWindow(QWidget* parent)
       memory_model_(new MemoryPlanModel(document_->catalog().gpus(), this)),
       timeline_model_(new TimelineModel(this)),
       latency_model_(new LatencyCdfModel(this)),
-      time_breakdown_model_(new TimeBreakdownModel(this)) {
+      time_breakdown_model_(new TimeBreakdownModel(this)),
+      session_gantt_model_(new SessionGanttModel(this)),
+      agent_breakdown_model_(new AgentBreakdownModel(this)) {
   setObjectName(QStringLiteral("servesim_main_window"));
   editor_ = new ScenarioEditor(document_, this);
   auto* dock = new QDockWidget(tr("Scenario"), this);
@@ -133,6 +138,8 @@ void MainWindow::build_centre() {
   tabs_->addTab(new TimeBreakdownView(time_breakdown_model_, this), tr("Where time goes"));
   tabs_->addTab(tradeoffs_->view(), tr("Trade-offs"));
   tabs_->addTab(compare_->view(), tr("Compare"));
+  agents_view_ = new AgentsView(session_gantt_model_, agent_breakdown_model_, this);
+  tabs_->addTab(agents_view_, tr("Agents"));
 
   banner_ = new QLabel(tr("Edit the scenario on the left, then Run (Ctrl+R)."), this);
   banner_->setWordWrap(true);
@@ -320,6 +327,7 @@ void MainWindow::on_run_finished(std::shared_ptr<const RunSnapshot> snapshot) {
   latency_model_->set_data(snapshot->cdf, r.summary);
   time_breakdown_model_->set_breakdown(r.summary.time);
   diagnosis_view_->set_findings(snapshot->diagnosis);
+  show_agent_sessions(snapshot);
   show_banner(tr("Run #%1: %2 requests completed in %3 s simulated (%4 s wall); fingerprint %5")
                   .arg(snapshot->job)
                   .arg(r.summary.completed)
@@ -328,6 +336,22 @@ void MainWindow::on_run_finished(std::shared_ptr<const RunSnapshot> snapshot) {
                   .arg(QString::fromStdString(r.fingerprint)),
               false);
   status_->setText(tr("Run #%1 finished").arg(snapshot->job));
+}
+
+void MainWindow::show_agent_sessions(const std::shared_ptr<const RunSnapshot>& snapshot) {
+  const std::optional<SessionSummary>& sessions = snapshot->result.sessions;
+  if (!sessions) {
+    session_gantt_model_->clear();
+    agents_view_->set_has_sessions(false);
+    return;
+  }
+  // The run number tells two runs of one scenario apart in the side-by-side bars.
+  agent_breakdown_model_->add_run(
+      tr("%1 (run #%2)").arg(QString::fromStdString(snapshot->name)).arg(snapshot->job), *sessions);
+  // Aliasing: the model shares the snapshot's records instead of copying them.
+  session_gantt_model_->set_sessions(
+      std::shared_ptr<const std::vector<SessionRecord>>(snapshot, &snapshot->sessions));
+  agents_view_->set_has_sessions(true);
 }
 
 void MainWindow::on_run_failed(quint64 job, const QString& message) {
@@ -463,6 +487,8 @@ QAbstractItemModel* MainWindow::tab_model(Tab tab) const {
       return tradeoffs_->model();
     case kCompareTab:
       return compare_->model();
+    case kAgentsTab:
+      return session_gantt_model_;
     case kTabCount:
       break;
   }

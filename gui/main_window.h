@@ -1,12 +1,13 @@
 // MainWindow: servesim-gui's window. The scenario editor docks on the left; the views of the
 // latest result (Summary with the diagnosis, Memory, Timeline, Latency, Where time goes) are tabs
-// in the centre, beside Trade-offs (a one-knob sweep of the scenario) and Compare (several runs
-// side by side). The window builds the widgets, the menus and the toolbar, runs the scenario
-// through its SimulationRunner (so it never waits for a simulation) and shows the result; the
-// Trade-offs and Compare tabs are run by their controllers, which the window hands the document,
-// the result on display, Cancel and its status bar. The Memory tab follows every edit at once
-// (MemoryPlanModel computes the plan, no simulation). Window geometry, dock layout and recent
-// files persist in QSettings.
+// in the centre, beside Trade-offs (a one-knob sweep of the scenario), Compare (several runs
+// side by side) and Agents (an agent run's sessions: one as a Gantt chart, the breakdown across
+// sessions beside the previous agent run's). The window builds the widgets, the menus and the
+// toolbar, runs the scenario through its SimulationRunner (so it never waits for a simulation) and
+// shows the result; the Trade-offs and Compare tabs are run by their controllers, which the window
+// hands the document, the result on display, Cancel and its status bar. The Memory tab follows
+// every edit at once (MemoryPlanModel computes the plan, no simulation). Window geometry, dock
+// layout and recent files persist in QSettings.
 //
 // The public methods are the actions without their dialogs, so tests and main() can drive
 // the window directly; the menu actions add file dialogs and prompts around them.
@@ -31,11 +32,14 @@ class QTableView;
 
 namespace servesim::gui {
 
+class AgentBreakdownModel;
+class AgentsView;
 class CompareController;
 class LatencyCdfModel;
 class MemoryPlanModel;
 class ScenarioDocument;
 class ScenarioEditor;
+class SessionGanttModel;
 class SimulationRunner;
 class SummaryModel;
 class TimeBreakdownModel;
@@ -55,6 +59,7 @@ class MainWindow : public QMainWindow {
     kWhereTimeTab,
     kTradeoffsTab,
     kCompareTab,
+    kAgentsTab,
     kTabCount
   };
 
@@ -87,6 +92,9 @@ class MainWindow : public QMainWindow {
   LatencyCdfModel* latency_model() const { return latency_model_; }
   TimeBreakdownModel* time_breakdown_model() const { return time_breakdown_model_; }
   DiagnosisView* diagnosis_view() const { return diagnosis_view_; }
+  SessionGanttModel* session_gantt_model() const { return session_gantt_model_; }
+  AgentBreakdownModel* agent_breakdown_model() const { return agent_breakdown_model_; }
+  AgentsView* agents_view() const { return agents_view_; }
   TradeoffController* tradeoffs() const { return tradeoffs_; }
   CompareController* compare() const { return compare_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -118,6 +126,7 @@ class MainWindow : public QMainWindow {
   void connect_signals();
   void on_document_changed();
   void on_run_finished(std::shared_ptr<const RunSnapshot> snapshot);
+  void show_agent_sessions(const std::shared_ptr<const RunSnapshot>& snapshot);
   void on_run_failed(quint64 job, const QString& message);
   void on_run_cancelled(quint64 job);
   void on_progress(quint64 job, double fraction, double sim_time_s);
@@ -146,12 +155,15 @@ class MainWindow : public QMainWindow {
   TimelineModel* timeline_model_;
   LatencyCdfModel* latency_model_;
   TimeBreakdownModel* time_breakdown_model_;
+  SessionGanttModel* session_gantt_model_;
+  AgentBreakdownModel* agent_breakdown_model_;
   TradeoffController* tradeoffs_ = nullptr;
   CompareController* compare_ = nullptr;
   ScenarioEditor* editor_ = nullptr;
   QTabWidget* tabs_ = nullptr;
   QTableView* summary_view_ = nullptr;
   DiagnosisView* diagnosis_view_ = nullptr;
+  AgentsView* agents_view_ = nullptr;
   QLabel* banner_ = nullptr;
   QLabel* status_ = nullptr;
   QProgressBar* progress_ = nullptr;

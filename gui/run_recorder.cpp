@@ -6,11 +6,12 @@
 namespace servesim::gui {
 
 RunRecorder::RunRecorder(std::shared_ptr<const std::atomic<bool>> stop, MetricsOptions metrics,
-                         ProgressFn progress, size_t max_points)
+                         ProgressFn progress, size_t max_points, size_t max_sessions)
     : stop_(std::move(stop)),
       metrics_(std::move(metrics)),
       progress_(std::move(progress)),
-      max_points_(std::max<size_t>(max_points, 1)) {
+      max_points_(std::max<size_t>(max_points, 1)),
+      max_sessions_(max_sessions) {
   since_progress_.start();
 }
 
@@ -46,6 +47,13 @@ void RunRecorder::on_sample(const TimeSample& sample) {
   pending_.tokens_in_step += sample.tokens_in_step;
   pending_.preemptions_total += sample.preemptions_total;
   ++pending_replicas_;
+}
+
+void RunRecorder::on_session_done(const SessionRecord& record) {
+  if (sessions_.size() >= max_sessions_) return;
+  sessions_.push_back(record);
+  // The GUI shows no trace lines; they would be the bulk of the copy.
+  sessions_.back().trace_json.clear();
 }
 
 void RunRecorder::push(const TimelinePoint& point) {

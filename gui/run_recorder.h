@@ -2,7 +2,9 @@
 // the views need and nothing per token: the deployment's time series (replicas summed per
 // sample time, thinned to at most 2 x max_points by doubling a stride whenever the buffer
 // fills, so memory stays bounded however long the run), and TTFT/TPOT/E2E of every counted
-// completed request (one float each) for the latency CDFs. Progress goes to a callback,
+// completed request (one float each) for the latency CDFs; for agent workloads, the records of
+// the first max_sessions sessions to end, with their calls' spans (it asks for spans only
+// while it still needs records, so a long run stops paying for them). Progress goes to a callback,
 // at most every kProgressInterval of wall time; stopping reads an atomic flag.
 //
 // Thread-safety: the observer methods run on the simulation's thread; the stop flag may be
@@ -29,16 +31,20 @@ class RunRecorder final : public Observer {
   static constexpr int64_t kProgressIntervalMs = 50;
 
   RunRecorder(std::shared_ptr<const std::atomic<bool>> stop, MetricsOptions metrics,
-              ProgressFn progress, size_t max_points = 2000);
+              ProgressFn progress, size_t max_points = 2000,
+              size_t max_sessions = RunSnapshot::kMaxSessionRecords);
 
   void on_progress(double sim_time_s, uint64_t done, uint64_t total) override;
   void on_request_done(const RequestRecord& record) override;
   void on_sample(const TimeSample& sample) override;
+  void on_session_done(const SessionRecord& record) override;
+  bool wants_session_spans() override { return sessions_.size() < max_sessions_; }
   bool should_stop() override { return stop_->load(std::memory_order_relaxed); }
 
   std::vector<TimelinePoint> timeline() const;
   // `points` + 1 rows at quantiles 0, 1/points, ..., 1 (nearest rank); empty without data.
   std::vector<CdfPoint> cdf(int points = 200) const;
+  const std::vector<SessionRecord>& sessions() const { return sessions_; }
 
  private:
   void push(const TimelinePoint& point);
@@ -58,6 +64,9 @@ class RunRecorder final : public Observer {
   std::vector<float> ttft_s_;
   std::vector<float> tpot_s_;
   std::vector<float> e2e_s_;
+
+  size_t max_sessions_;
+  std::vector<SessionRecord> sessions_;
 };
 
 }  // namespace servesim::gui

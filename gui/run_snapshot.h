@@ -1,7 +1,9 @@
 // RunSnapshot: everything the GUI shows about one finished simulation run, as a plain value
 // built on the worker thread and handed to the GUI thread whole (never shared mutably).
 // Views keep their own copies; nothing in it points back into the simulation.
-// Units: seconds unless a name says otherwise.
+// Units: seconds unless a name says otherwise. Memory: bounded — the timeline and the CDF are
+// thinned, and agent runs keep the records (with their calls' spans) of the first
+// kMaxSessionRecords sessions to end; result.sessions summarises every session.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "models/memory_plan.h"
+#include "sim/core/session_record.h"
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/metrics.h"
 #include "sim/run/simulation.h"
@@ -34,6 +37,8 @@ struct CdfPoint {
 };
 
 struct RunSnapshot {
+  static constexpr size_t kMaxSessionRecords = 2000;
+
   uint64_t job = 0;
   std::string name;  // the scenario's name, as the run was started with it
   SimulationResult result;
@@ -43,6 +48,9 @@ struct RunSnapshot {
   std::vector<CdfPoint> cdf;            // empty when no request completed
   double wall_s = 0.0;                  // wall-clock seconds the run took
   std::vector<Finding> diagnosis;       // diagnose() of the result, as `simulate` prints it
+  // Agent workloads: the first sessions to end, in order of their end, with spans and without
+  // their trace lines; empty otherwise.
+  std::vector<SessionRecord> sessions;
 };
 
 }  // namespace servesim::gui

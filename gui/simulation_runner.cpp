@@ -28,6 +28,7 @@ uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
     snapshot->plan = simulation.memory_plan();
     snapshot->timeline = recorder.timeline();
     snapshot->cdf = recorder.cdf();
+    snapshot->sessions = recorder.sessions();
     const SimulationResult& r = snapshot->result;
     snapshot->diagnosis = diagnose({r.summary, r.replicas, r.stations, r.simulated_s,
                                     simulation.config().queue_order == QueueOrder::kPriority},

@@ -5,9 +5,43 @@
 #include "sim/agent/block_hasher.h"
 
 namespace servesim {
+namespace {
+
+const std::string& step_name(const StepSpec& step) {
+  return step.id.empty() ? step.path : step.id;
+}
+
+}  // namespace
+
+void set_llm_times(SessionSpan& span, const RequestSpec& spec, const RequestRecord& record,
+                   double now_s) {
+  span.start_s = spec.arrival_s;
+  span.end_s = now_s;
+  span.scheduled_s = record.first_scheduled_s;
+  span.first_token_s = record.first_token_s;
+  span.ok = record.status == RequestOutcome::kOk;
+  const RequestSegments& s = record.segments;
+  span.queue_s = s.engine_wait_s();
+  span.prefill_s = s.engine_prefill_s();
+  span.decode_s = s.decode_s;
+}
+
+void add_llm_call(const SessionSpan& span, CriticalPath& path) {
+  path.llm_queue_s += span.queue_s;
+  path.prefill_s += span.prefill_s;
+  path.decode_s += span.decode_s;
+  path.service_s += (span.end_s - span.start_s) - span.queue_s - span.prefill_s - span.decode_s;
+  ++path.llm_calls;
+}
+
+void mark_critical(std::vector<SessionSpan>& spans, const std::vector<int>& after, int last) {
+  for (int s = last; s >= 0; s = after[static_cast<size_t>(s)]) {
+    spans[static_cast<size_t>(s)].critical = true;
+  }
+}
 
 AgentSession::AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t workflow_group,
-                           uint32_t user, SessionHost& host, bool trace)
+                           uint32_t user, SessionHost& host, bool trace, bool spans)
     : workflow_group_(workflow_group),
       workflow_(workflow),
       host_(host),
@@ -16,6 +50,7 @@ AgentSession::AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t w
   record_.workflow = workflow.name;
   record_.user = user;
   tracing_ = trace;
+  spans_ = spans;
   if (tracing_) {
     trace_.session = id;
     trace_.workflow = workflow.name;
@@ -142,7 +177,7 @@ void AgentSession::begin_llm(int frame, double now_s) {
   f.new_tokens = llm.new_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens));
   f.output_tokens = llm.output_tokens.sample(host_.rng(SessionHost::Purpose::kLlmOutput));
   if (!llm.cache.enabled) {
-    issue(frame, f.new_tokens, f.output_tokens);
+    issue(frame, f.new_tokens, f.output_tokens, now_s);
     return;
   }
   const LlmCacheHit hit = llm.cache.draw(host_.rng(SessionHost::Purpose::kCacheHit));
@@ -152,6 +187,11 @@ void AgentSession::begin_llm(int frame, double now_s) {
   record_.llm_exact_hits += hit == LlmCacheHit::kExact ? 1 : 0;
   record_.llm_semantic_hits += hit == LlmCacheHit::kSemantic ? 1 : 0;
   record_.cache_lookup_s += f.lookup_s;
+  if (spans_) {
+    f.lookup_span = add_span(SpanKind::kLookup, step_name(*f.step), now_s, now_s + f.lookup_s,
+                             f.path.last_span);
+    record_.spans[static_cast<size_t>(f.lookup_span)].hit = f.cache_hit;
+  }
   if (tracing_) {
     f.lookup_call = trace_call(TraceCallKind::kLookup, f.deps);
     TraceCall& lookup = trace_.calls[static_cast<size_t>(f.lookup_call)];
@@ -171,8 +211,9 @@ void AgentSession::begin_llm(int frame, double now_s) {
 void AgentSession::llm_lookup_done(int frame, double now_s) {
   Frame& f = frames_[static_cast<size_t>(frame)];
   f.path.cache_s += f.lookup_s;
+  f.path.last_span = f.lookup_span;
   if (!f.cache_hit) {
-    issue(frame, f.new_tokens, f.output_tokens);
+    issue(frame, f.new_tokens, f.output_tokens, now_s);
     return;
   }
   const uint64_t stream = host_.new_stream();
@@ -182,7 +223,19 @@ void AgentSession::llm_lookup_done(int frame, double now_s) {
   answered(frame, f.path, turn, answer, now_s, now_s);
 }
 
-void AgentSession::issue(int frame, int new_tokens, int output_tokens) {
+int AgentSession::add_span(SpanKind kind, const std::string& step, double start_s, double end_s,
+                           int after) {
+  SessionSpan span;
+  span.kind = kind;
+  span.step = step;
+  span.start_s = start_s;
+  span.end_s = end_s;
+  record_.spans.push_back(std::move(span));
+  span_after_.push_back(after);
+  return static_cast<int>(record_.spans.size() - 1);
+}
+
+void AgentSession::issue(int frame, int new_tokens, int output_tokens, double now_s) {
   const AgentContext& context = contexts_[static_cast<size_t>(frames_[frame].context)];
   RequestSpec spec;
   spec.prefix_group = workflow_group_;
@@ -197,6 +250,12 @@ void AgentSession::issue(int frame, int new_tokens, int output_tokens) {
   spec.client = record_.user;
   ++record_.llm_calls;
   ++in_flight_;
+  if (spans_) {
+    Frame& f = frames_[static_cast<size_t>(frame)];
+    const std::string& name = step_name(*f.step);
+    f.span = add_span(SpanKind::kLlm, f.summarizing ? name + " (summary)" : name, now_s,
+                      SessionSpan::kNever, f.path.last_span);
+  }
   if (tracing_) {
     Frame& f = frames_[static_cast<size_t>(frame)];
     // A summary waits for the answer it summarises; a call after a lookup for the lookup.
@@ -221,18 +280,16 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   if (ended_) return;
   Frame& f = frames_[static_cast<size_t>(frame)];
   if (tracing_) trace_blocks(spec, record.output_tokens, trace_.calls[static_cast<size_t>(f.call)]);
+  SessionSpan unrecorded;
+  SessionSpan& call = f.span >= 0 ? record_.spans[static_cast<size_t>(f.span)] : unrecorded;
+  set_llm_times(call, spec, record, now_s);
   if (record.status != RequestOutcome::kOk) {
     end(f.path, now_s, false, record.cause);
     return;
   }
   CriticalPath path = f.path;
-  const RequestSegments& s = record.segments;
-  path.llm_queue_s += s.engine_wait_s();
-  path.prefill_s += s.engine_prefill_s();
-  path.decode_s += s.decode_s;
-  path.service_s +=
-      (now_s - spec.arrival_s) - s.engine_wait_s() - s.engine_prefill_s() - s.decode_s;
-  ++path.llm_calls;
+  add_llm_call(call, path);
+  path.last_span = f.span;
 
   // The call's new tokens start where its context ends; its answer follows them in its stream.
   const int before = workflow_.system_prompt_tokens + spec.history_tokens;
@@ -269,7 +326,7 @@ void AgentSession::answered(int frame, CriticalPath path, const PromptSegment& t
     f.summarizing = true;
     issue(frame,
           policy.summary_prompt_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens)),
-          policy.summary_tokens);
+          policy.summary_tokens, now_s);
     return;
   }
   finish(frame, path, now_s);
@@ -289,6 +346,11 @@ void AgentSession::begin_tool(int frame, double now_s) {
   ++record_.tool_cache_lookups;
   record_.tool_cache_hits += f.cache_hit ? 1 : 0;
   record_.cache_lookup_s += f.lookup_s;
+  if (spans_) {
+    f.lookup_span = add_span(SpanKind::kLookup, step_name(*f.step), now_s, now_s + f.lookup_s,
+                             f.path.last_span);
+    record_.spans[static_cast<size_t>(f.lookup_span)].hit = f.cache_hit;
+  }
   if (!f.cache_hit) {
     run_tool(frame, now_s + f.lookup_s);
     return;
@@ -328,6 +390,11 @@ void AgentSession::run_tool(int frame, double start_s) {
     ++attempts;
   }
   record_.tool_attempts += attempts;
+  if (spans_) {
+    f.span = add_span(SpanKind::kTool, step_name(*f.step), start_s, start_s + f.tool_s,
+                      f.lookup_span >= 0 ? f.lookup_span : f.path.last_span);
+    record_.spans[static_cast<size_t>(f.span)].ok = f.tool_ok;
+  }
   f.tool_result_tokens = tool.result_tokens.sample(host_.rng(SessionHost::Purpose::kToolResult));
   trace_tool(frame, attempts);
   ++in_flight_;
@@ -358,6 +425,8 @@ void AgentSession::tool_done(int frame, double now_s) {
   path.tool_s += f.tool_s;
   path.cache_s += f.lookup_s;
   ++path.tool_calls;
+  // A cache hit ran no tool: the lookup is the step's last span.
+  path.last_span = f.span >= 0 ? f.span : f.lookup_span;
   ends_at(f.call);
   finish(frame, path, now_s);
 }
@@ -428,6 +497,7 @@ void AgentSession::end(const CriticalPath& path, double now_s, bool ok, FailureC
   record_.ok = ok;
   record_.cause = cause;
   if (ok) record_.path = path;
+  if (ok && spans_) mark_critical(record_.spans, span_after_, path.last_span);
   if (tracing_) record_.trace_json = session_trace_line(trace_);
 }
 

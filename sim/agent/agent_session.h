@@ -15,6 +15,10 @@
 // succeeded stores its key at its end.
 // Failure: an LLM call that fails (rejected, timed out) ends the session as failed at that
 // time; its calls still in flight are waited for (done() stays false) but change nothing.
+// Spans (opt-in): each call, tool run and lookup becomes a SessionSpan that remembers the span
+// whose end started it — the last span of the critical path it began with (last_span) — so
+// the end walks the root's path back through those links and marks the very calls the path
+// summed as critical.
 // Memory: O(steps run + context segments) per session. Thread-safety: none.
 #pragma once
 
@@ -69,13 +73,27 @@ class SessionHost {
                                                      uint64_t offset) = 0;
 };
 
+// An LLM call's span times from its record: sent at spec.arrival_s, answered at now_s, and
+// the engine's waits, prefill and decode as the record's segments give them. The critical
+// path adds these very figures (add_llm_call), so a span and the path cannot disagree.
+void set_llm_times(SessionSpan& span, const RequestSpec& spec, const RequestRecord& record,
+                   double now_s);
+// Adds an ok call of `span`'s times to `path`: its engine wait, prefill and decode, and the
+// rest of its send-to-answer time as the service path.
+void add_llm_call(const SessionSpan& span, CriticalPath& path);
+
+// Marks the spans on the path that ends with span `last` as critical, following `after`
+// (per span: the span whose end started it).
+void mark_critical(std::vector<SessionSpan>& spans, const std::vector<int>& after, int last);
+
 class AgentSession final : public SessionRun {
  public:
   // `workflow_group` is the prefix group of the workflow's system prompt. With `trace`, the
   // session also records its calls, their dependencies and prompt blocks (TracedSession),
-  // written into record().trace_json when it ends.
+  // written into record().trace_json when it ends. With `spans`, record().spans holds its
+  // calls (SessionRecord).
   AgentSession(uint64_t id, const WorkflowSpec& workflow, uint64_t workflow_group, uint32_t user,
-               SessionHost& host, bool trace = false);
+               SessionHost& host, bool trace = false, bool spans = false);
 
   void start(double now_s) override;
   void on_call_done(int frame, const RequestSpec& spec, const RequestRecord& record,
@@ -115,6 +133,9 @@ class AgentSession final : public SessionRun {
     int call = -1;
     int lookup_call = -1;
     std::vector<int> group_ends;
+    // Spans only: this step's call or tool run, and its lookup (indices into record_.spans).
+    int span = -1;
+    int lookup_span = -1;
   };
 
   int new_frame(const StepSpec& step, int parent, int context, const CriticalPath& path,
@@ -137,7 +158,10 @@ class AgentSession final : public SessionRun {
   void ends_at(int call);
   void trace_tool(int frame, int attempts);
   void run_deferred();
-  void issue(int frame, int new_tokens, int output_tokens);
+  void issue(int frame, int new_tokens, int output_tokens, double now_s);
+  // Spans: a new span of the step, started by the end of span `after` (-1: the session's
+  // start); its index.
+  int add_span(SpanKind kind, const std::string& step, double start_s, double end_s, int after);
   void summarize(int frame);
   // The frame's step ended with `path`; its parent moves on.
   void finish(int frame, CriticalPath path, double now_s);
@@ -168,6 +192,8 @@ class AgentSession final : public SessionRun {
   // The trace calls whose ends the step that just finished stands for: set by a step as it
   // finishes, read by its parent in the same call chain (finish -> child_done).
   std::vector<int> ends_;
+  bool spans_ = false;
+  std::vector<int> span_after_;  // per span: the span whose end started it, -1 for none
 };
 
 }  // namespace servesim

@@ -120,7 +120,8 @@ void AgentSource::advance_to(double now_s) {
 void AgentSource::start_session(uint32_t user, double now_s) {
   if (!agent_.trace.empty()) {
     const uint64_t id = next_session_++;
-    auto session = std::make_unique<TraceSession>(id, agent_.trace[id], *this);
+    auto session = std::make_unique<TraceSession>(id, agent_.trace[id], *this,
+                                                  observer_.wants_session_spans());
     SessionRun& s = *session;
     sessions_.emplace(id, std::move(session));
     s.start(now_s);
@@ -134,8 +135,9 @@ void AgentSource::start_session(uint32_t user, double now_s) {
     ++w;
   }
   const uint64_t id = next_session_++;
-  auto session = std::make_unique<AgentSession>(id, agent_.workflows[w], w + 1, user, *this,
-                                                agent_.record_trace);
+  auto session =
+      std::make_unique<AgentSession>(id, agent_.workflows[w], w + 1, user, *this,
+                                     agent_.record_trace, observer_.wants_session_spans());
   if (agent_.workflows[w].tenant >= 0) session_tenants_.emplace(id, agent_.workflows[w].tenant);
   SessionRun& s = *session;
   sessions_.emplace(id, std::move(session));

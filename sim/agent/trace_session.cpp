@@ -1,8 +1,10 @@
 #include "sim/agent/trace_session.h"
 
+#include <string>
+
 namespace servesim {
 
-TraceSession::TraceSession(uint64_t id, const TracedSession& trace, SessionHost& host)
+TraceSession::TraceSession(uint64_t id, const TracedSession& trace, SessionHost& host, bool spans)
     : trace_(trace),
       host_(host),
       waiting_(trace.calls.size(), 0),
@@ -13,6 +15,8 @@ TraceSession::TraceSession(uint64_t id, const TracedSession& trace, SessionHost&
   record_.id = id;
   record_.workflow = trace.workflow;
   record_.user = trace.user;
+  spans_ = spans;
+  if (spans_) call_span_.assign(trace.calls.size(), -1);
   for (size_t c = 0; c < trace.calls.size(); ++c) {
     for (int dep : trace.calls[c].after) {
       ++waiting_[c];
@@ -38,6 +42,7 @@ void TraceSession::begin(int call, double now_s) {
       start_path_[static_cast<size_t>(call)] = end_path_[static_cast<size_t>(dep)];
     }
   }
+  if (spans_) add_spans(call, now_s, start_path_[static_cast<size_t>(call)].last_span);
   if (c.kind == TraceCallKind::kLlm) {
     issue(call);
     return;
@@ -56,6 +61,42 @@ void TraceSession::begin(int call, double now_s) {
   }
   ++in_flight_;
   host_.start_timer(*this, call, now_s + c.wait_s);
+}
+
+int TraceSession::add_span(SpanKind kind, int call, double start_s, double end_s, int after) {
+  SessionSpan span;
+  span.kind = kind;
+  span.step = "calls[" + std::to_string(call) + "]";
+  span.start_s = start_s;
+  span.end_s = end_s;
+  record_.spans.push_back(std::move(span));
+  span_after_.push_back(after);
+  const int index = static_cast<int>(record_.spans.size() - 1);
+  call_span_[static_cast<size_t>(call)] = index;
+  return index;
+}
+
+void TraceSession::add_spans(int call, double now_s, int after) {
+  const TraceCall& c = trace_.calls[static_cast<size_t>(call)];
+  switch (c.kind) {
+    case TraceCallKind::kLlm:
+      add_span(SpanKind::kLlm, call, now_s, SessionSpan::kNever, after);
+      return;
+    case TraceCallKind::kLookup: {
+      const int lookup = add_span(SpanKind::kLookup, call, now_s, now_s + c.wait_s, after);
+      record_.spans[static_cast<size_t>(lookup)].hit = c.hit != "miss";
+      return;
+    }
+    case TraceCallKind::kTool:
+      break;
+  }
+  if (c.cached) {
+    after = add_span(SpanKind::kLookup, call, now_s, now_s + c.lookup_s, after);
+    record_.spans[static_cast<size_t>(after)].hit = c.cache_hit;
+    if (c.cache_hit) return;
+  }
+  const int tool = add_span(SpanKind::kTool, call, now_s + c.lookup_s, now_s + c.wait_s, after);
+  record_.spans[static_cast<size_t>(tool)].ok = c.ok;
 }
 
 void TraceSession::issue(int call) {
@@ -94,18 +135,17 @@ void TraceSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   record_.output_tokens += record.output_tokens;
   record_.cached_tokens += record.cached_prompt_tokens;
   if (ended_) return;
+  const int span = spans_ ? call_span_[static_cast<size_t>(frame)] : -1;
+  SessionSpan unrecorded;
+  SessionSpan& call = span >= 0 ? record_.spans[static_cast<size_t>(span)] : unrecorded;
+  set_llm_times(call, spec, record, now_s);
   if (record.status != RequestOutcome::kOk) {
     end(start_path_[static_cast<size_t>(frame)], now_s, false, record.cause);
     return;
   }
   CriticalPath path = start_path_[static_cast<size_t>(frame)];
-  const RequestSegments& s = record.segments;
-  path.llm_queue_s += s.engine_wait_s();
-  path.prefill_s += s.engine_prefill_s();
-  path.decode_s += s.decode_s;
-  path.service_s +=
-      (now_s - spec.arrival_s) - s.engine_wait_s() - s.engine_prefill_s() - s.decode_s;
-  ++path.llm_calls;
+  add_llm_call(call, path);
+  path.last_span = span;
   if (now_s >= last_answer_s_) {
     last_answer_s_ = now_s;
     record_.first_token_s =
@@ -127,6 +167,7 @@ void TraceSession::on_timer(int frame, double now_s) {
   } else {
     path.cache_s += c.wait_s;
   }
+  if (spans_) path.last_span = call_span_[static_cast<size_t>(frame)];
   call_ended(frame, path, now_s);
 }
 
@@ -148,6 +189,7 @@ void TraceSession::end(const CriticalPath& path, double now_s, bool ok, FailureC
   record_.ok = ok;
   record_.cause = cause;
   if (ok) record_.path = path;
+  if (ok && spans_) mark_critical(record_.spans, span_after_, path.last_span);
 }
 
 }  // namespace servesim

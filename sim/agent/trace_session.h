@@ -7,7 +7,9 @@
 // Critical path: a call starts with the path of the dependency that ended last and adds its
 // own time (LLM calls split as their records do, tools whole, lookups as cache time), so the
 // path of the last call to end sums to the session's E2E. An LLM call that fails ends the
-// session as failed, as in AgentSession. Memory: O(calls). Thread-safety: none.
+// session as failed, as in AgentSession. Spans (opt-in) as in AgentSession: a call's spans
+// (a cached tool's lookup, then its run) link back to the last span of the path it started
+// with, and the end marks the final path's spans. Memory: O(calls). Thread-safety: none.
 #pragma once
 
 #include <vector>
@@ -19,8 +21,9 @@ namespace servesim {
 
 class TraceSession final : public SessionRun {
  public:
-  // Borrows `trace`, which must outlive the session.
-  TraceSession(uint64_t id, const TracedSession& trace, SessionHost& host);
+  // Borrows `trace`, which must outlive the session. With `spans`, record().spans holds its
+  // calls (SessionRecord).
+  TraceSession(uint64_t id, const TracedSession& trace, SessionHost& host, bool spans = false);
 
   void start(double now_s) override;
   void on_call_done(int frame, const RequestSpec& spec, const RequestRecord& record,
@@ -33,6 +36,9 @@ class TraceSession final : public SessionRun {
  private:
   void begin(int call, double now_s);
   void issue(int call);
+  // Spans: the call's spans from now_s, after the span `after` ends; call_span_ is the last.
+  void add_spans(int call, double now_s, int after);
+  int add_span(SpanKind kind, int call, double start_s, double end_s, int after);
   void call_ended(int call, const CriticalPath& path, double now_s);
   void end(const CriticalPath& path, double now_s, bool ok, FailureCause cause);
 
@@ -48,6 +54,9 @@ class TraceSession final : public SessionRun {
   bool ended_ = false;
   double last_answer_s_ = -1;  // seconds
   SessionRecord record_;
+  bool spans_ = false;
+  std::vector<int> call_span_;   // spans: per call, its last span (-1 before it started)
+  std::vector<int> span_after_;  // per span: the span whose end started it, -1 for none
 };
 
 }  // namespace servesim

@@ -36,6 +36,10 @@ class Observer {
   virtual void on_sample(const TimeSample& sample) { (void)sample; }
   // An agent session ended (agent workloads only, sim/agent).
   virtual void on_session_done(const SessionRecord& record) { (void)record; }
+  // Whether the sessions starting now should record their calls' spans (SessionRecord::spans):
+  // asked as each agent session starts, so an observer that keeps a bounded number of them
+  // can stop the recording cost once it has enough.
+  virtual bool wants_session_spans() { return false; }
   // True asks the run to stop at the next check; the partial results stay valid.
   virtual bool should_stop() { return false; }
 };

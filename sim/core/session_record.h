@@ -5,12 +5,18 @@
 // Critical path: the chain of calls whose ends started the next ones up to the session's end;
 // its segments (LLM queueing, prefill, decode, the service path around the engine, tools) sum
 // to the session's E2E. Invariant for an ok record: start_s <= first_token_s <= finish_s.
+//
+// Spans (opt-in: only when the run's Observer asks, Observer::wants_session_spans, so large
+// runs store none): one per call of the session, in issue order. Invariants for an ok record
+// with spans: every span lies within [start_s, finish_s]; the spans marked critical are the
+// path's calls, back to back, so their durations sum to the E2E and the last ends at finish_s.
 #pragma once
 
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "sim/core/request_record.h"
 
@@ -26,10 +32,43 @@ struct CriticalPath {
   double cache_s = 0;      // tool-result and LLM-response cache lookups on the path
   int llm_calls = 0;       // calls on the path
   int tool_calls = 0;
+  // With spans recorded: the index in SessionRecord::spans of the path's last call, which
+  // links back to the one before it (the sessions keep those links); -1 otherwise.
+  int last_span = -1;
 
   double total_s() const {
     return llm_queue_s + prefill_s + decode_s + service_s + tool_s + cache_s;
   }
+};
+
+enum class SpanKind : uint8_t {
+  kLlm,     // a call to the deployment
+  kTool,    // a tool step's attempts, retries included
+  kLookup,  // a tool-result or LLM-response cache lookup
+};
+
+struct SessionSpan {
+  static constexpr double kNever = std::numeric_limits<double>::quiet_NaN();
+
+  SpanKind kind = SpanKind::kLlm;
+  // The workflow step's id, else its path ("workflows[0].steps[1]"); "<step> (summary)" for a
+  // context summary; a replayed trace's call index ("calls[3]").
+  std::string step;
+  double start_s = 0;     // seconds, simulated: the call sent, the tool or lookup started
+  double end_s = kNever;  // seconds; NaN: still in flight when the session failed
+  // LLM calls: when the engine first scheduled it and made its first token (NaN when it did
+  // not), and its time split as the critical path splits it — engine wait, prefill, decode;
+  // the rest of end_s - start_s is the service path around the engine.
+  double scheduled_s = kNever;
+  double first_token_s = kNever;
+  double queue_s = 0;     // seconds
+  double prefill_s = 0;   // seconds
+  double decode_s = 0;    // seconds
+  bool critical = false;  // on the session's critical path (ok records only)
+  bool ok = true;         // LLM: answered; tool: an attempt succeeded; lookup: always
+  bool hit = false;       // lookups: the cache answered
+
+  double duration_s() const { return end_s - start_s; }
 };
 
 struct SessionRecord {
@@ -63,7 +102,8 @@ struct SessionRecord {
   // The session's line of the JSONL session trace (sim/agent/session_trace.h) when the
   // workload records one (agent.record_trace); empty otherwise.
   std::string trace_json;
-  CriticalPath path;  // ok records only
+  CriticalPath path;               // ok records only
+  std::vector<SessionSpan> spans;  // only when the run asked for them (see the top)
 
   double e2e_s() const { return finish_s - start_s; }
   double ttft_s() const { return first_token_s - start_s; }

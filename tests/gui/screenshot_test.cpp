@@ -1,7 +1,8 @@
 // Renders every view of a real result — with a sweep on the Trade-offs tab and a second
-// scenario on the Compare tab — the Memory view of a pipeline-parallel deployment, and the
-// editor flagging a bad value, to PNG, and checks that each is not blank. The PNGs go to
-// $SERVESIM_SCREENSHOT_DIR (ctest: the build tree); docs/images/ holds copies made this way.
+// scenario on the Compare tab — the Agents tab of two agent scenarios, the Memory view of a
+// pipeline-parallel deployment, and the editor flagging a bad value, to PNG, and checks that each
+// is not blank. The PNGs go to $SERVESIM_SCREENSHOT_DIR (ctest: the build tree); docs/images/ holds
+// copies made this way.
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -95,10 +96,11 @@ class ScreenshotTest : public QObject {
     QVERIFY(w.tradeoffs()->run_sweep());
     QTRY_COMPARE_WITH_TIMEOUT(swept.count(), 1, 60000);
 
+    // The Agents tab of a run without agent sessions is a one-line note: its own test below.
     const char* names[] = {"summary",    "memory",    "timeline", "latency",
                            "where-time", "tradeoffs", "compare"};
-    static_assert(sizeof names / sizeof names[0] == MainWindow::kTabCount);
-    for (int tab = 0; tab < MainWindow::kTabCount; ++tab) {
+    static_assert(sizeof names / sizeof names[0] == MainWindow::kAgentsTab);
+    for (int tab = 0; tab < MainWindow::kAgentsTab; ++tab) {
       w.tabs()->setCurrentIndex(tab);
       QCoreApplication::processEvents();
       const QImage page = w.tabs()->currentWidget()->grab().toImage();
@@ -136,6 +138,25 @@ class ScreenshotTest : public QObject {
     form->horizontalScrollBar()->setValue(0);  // the labels, not the fields' right edge
     QCoreApplication::processEvents();
     const QString path = screenshot_dir() + "/gui-service-form.png";
+    QVERIFY(w.grab().save(path));
+    verify_not_blank(QImage(path), path, true);
+  }
+
+  // The multi-agent scenario's sub-agents in parallel beside the serial variant as baseline.
+  void the_agents_tab_of_two_variants() {
+    MainWindow w;
+    w.resize(1500, 900);
+    w.show();
+    for (const char* scenario : {"agent-multi-serial.json", "agent-multi-parallel.json"}) {
+      QVERIFY(w.open_template(test::scenario_path(scenario)));
+      w.document()->set_value("workload.agent.sessions", nlohmann::json(20));
+      QSignalSpy finished(w.runner(), &SimulationRunner::finished);
+      QVERIFY(w.run());
+      QTRY_COMPARE_WITH_TIMEOUT(finished.count(), 1, 60000);
+    }
+    w.tabs()->setCurrentIndex(MainWindow::kAgentsTab);
+    QCoreApplication::processEvents();
+    const QString path = screenshot_dir() + "/gui-agents.png";
     QVERIFY(w.grab().save(path));
     verify_not_blank(QImage(path), path, true);
   }

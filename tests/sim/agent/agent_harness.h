@@ -27,8 +27,13 @@ struct FakeEngine {
 
 class Recorder final : public Observer {
  public:
+  explicit Recorder(bool spans = false) : spans_(spans) {}
   void on_session_done(const SessionRecord& r) override { sessions.push_back(r); }
+  bool wants_session_spans() override { return spans_; }
   std::vector<SessionRecord> sessions;
+
+ private:
+  bool spans_;
 };
 
 struct Run {
@@ -43,10 +48,11 @@ inline WorkloadSpec workload_of(const nlohmann::json& agent, const nlohmann::jso
   return WorkloadSpec::from_json(w, "", "workload");
 }
 
+// With `spans`, the sessions record their calls' spans (Observer::wants_session_spans).
 inline Run run_agent(const WorkloadSpec& workload, const FakeEngine& engine = {},
-                     const AgentLimits& limits = {"m", 0, {}}) {
+                     const AgentLimits& limits = {"m", 0, {}}, bool spans = false) {
   const AgentSpec spec = AgentSpec::from_json(workload.agent, "workload.agent", "", limits);
-  Recorder recorder;
+  Recorder recorder(spans);
   AgentSource source(workload, spec, recorder);
   struct Done {
     double at_s;
