@@ -284,7 +284,18 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   SessionSpan& call = f.span >= 0 ? record_.spans[static_cast<size_t>(f.span)] : unrecorded;
   set_llm_times(call, spec, record, now_s);
   if (record.status != RequestOutcome::kOk) {
-    end(f.path, now_s, false, record.cause);
+    if (f.summarizing || !f.step->llm.optional) {
+      end(f.path, now_s, false, record.cause);
+      return;
+    }
+    // Degrade: the step ends without its answer; its failed call's time (all outside the
+    // engine's work) stays on the path.
+    CriticalPath path = f.path;
+    add_llm_call(call, path);
+    path.last_span = f.span;
+    ++record_.skipped_steps;
+    ends_at(f.call);
+    finish(frame, path, now_s);
     return;
   }
   CriticalPath path = f.path;

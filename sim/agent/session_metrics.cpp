@@ -23,6 +23,7 @@ void SessionMetrics::add(const SessionRecord& r) {
   input_tokens_ += static_cast<double>(r.input_tokens);
   output_tokens_ += static_cast<double>(r.output_tokens);
   cached_tokens_ += static_cast<double>(r.cached_tokens);
+  skipped_steps_ += r.skipped_steps;
   path_.llm_queue_s += r.path.llm_queue_s;
   path_.prefill_s += r.path.prefill_s;
   path_.decode_s += r.path.decode_s;
@@ -53,6 +54,7 @@ SessionSummary SessionMetrics::summary() const {
   s.input_tokens = input_tokens_ / n;
   s.output_tokens = output_tokens_ / n;
   s.cached_tokens = cached_tokens_ / n;
+  s.skipped_steps = skipped_steps_ / n;
   s.path.llm_queue_s = path_.llm_queue_s / n;
   s.path.prefill_s = path_.prefill_s / n;
   s.path.decode_s = path_.decode_s / n;

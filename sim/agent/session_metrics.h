@@ -25,7 +25,8 @@ struct SessionSummary {
   double input_tokens = 0;
   double output_tokens = 0;
   double cached_tokens = 0;
-  CriticalPath path;  // mean seconds per kind (llm_calls, tool_calls: rounded means)
+  double skipped_steps = 0;  // optional steps skipped
+  CriticalPath path;         // mean seconds per kind (llm_calls, tool_calls: rounded means)
   double path_llm_calls = 0;
   double path_tool_calls = 0;
   // Caches, over completed sessions: lookups per session, and hits / lookups (NaN without
@@ -54,6 +55,7 @@ class SessionMetrics {
   double input_tokens_ = 0;
   double output_tokens_ = 0;
   double cached_tokens_ = 0;
+  double skipped_steps_ = 0;
   CriticalPath path_;  // sums
   double path_llm_calls_ = 0;
   double path_tool_calls_ = 0;

@@ -55,7 +55,8 @@ nlohmann::json session_summary_json(const SessionSummary& s) {
             {"tool_calls", s.tool_calls},
             {"input_tokens", s.input_tokens},
             {"output_tokens", s.output_tokens},
-            {"cached_tokens", s.cached_tokens}}},
+            {"cached_tokens", s.cached_tokens},
+            {"skipped_steps", s.skipped_steps}}},
           {"critical_path",
            {{"llm_queue_ms", ms(p.llm_queue_s)},
             {"prefill_ms", ms(p.prefill_s)},
@@ -86,8 +87,11 @@ void print_session_summary(std::FILE* out, const SessionSummary& s) {
   if (s.completed == 0) return;
   std::fprintf(out,
                "  per session: %.1f LLM calls, %.1f tool calls; tokens in %.0f, out %.0f, "
-               "cached %.0f\n",
+               "cached %.0f",
                s.llm_calls, s.tool_calls, s.input_tokens, s.output_tokens, s.cached_tokens);
+  // Only workflows with optional steps skip any; the others' line stays as it was.
+  std::fprintf(out, s.skipped_steps > 0 ? "; optional steps skipped %.2f\n" : "\n",
+               s.skipped_steps);
   const CriticalPath& p = s.path;
   const double total = p.total_s();
   auto share = [total](double x) { return total > 0 ? 100.0 * x / total : 0.0; };

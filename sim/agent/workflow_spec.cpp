@@ -127,6 +127,7 @@ class StepParser {
     s.llm.new_tokens = length(r, "new_tokens");
     s.llm.output_tokens = length(r, "output_tokens");
     s.llm.stream = r.optional<bool>("stream", true);
+    s.llm.optional = r.optional<bool>("optional", false);
     if (r.has("cache")) {
       s.llm.cache = LlmCacheSpec::from_json(r.raw("cache"), r.context() + ": cache", base_dir_);
     }

@@ -30,6 +30,9 @@ struct LlmStepSpec {
   LengthDistribution new_tokens = LengthDistribution::fixed(1);  // tokens after the context
   LengthDistribution output_tokens = LengthDistribution::fixed(1);
   bool stream = true;  // streams its answer: the user sees its first token, not its end
+  // "optional": a call that fails (refused, timed out, after its retries) skips the step and
+  // the session goes on without its answer (graceful degradation), instead of failing.
+  bool optional = false;
   LlmCacheSpec cache;  // a response cache consulted before the call; disabled by default
 };
 
