@@ -143,7 +143,13 @@ MeasuredRun read_folder(const std::string& dir) {
 MeasuredRun read_any(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) return read_folder(path);
-  if (!fs::exists(path, ec)) throw ConfigError(path + ": no such file or folder");
+  if (!fs::exists(path, ec)) {
+    const auto [file, number] = split_result_number(path);
+    if (number > 0 && fs::path(file).extension() == ".json" && fs::is_regular_file(file, ec)) {
+      return read_vllm_bench_result(path);
+    }
+    throw ConfigError(path + ": no such file or folder");
+  }
   const std::string ext = fs::path(path).extension().string();
   if (ext == ".json") return read_vllm_bench_result(path);
   if (ext == ".jsonl" || ext == ".csv") return read_timing_trace(path);
@@ -169,13 +175,33 @@ bool same_model(std::string_view a, std::string_view b) {
   return folded(a) == folded(b);
 }
 
-MeasuredRun read_measured_run(const std::string& path, const std::string& expected_model) {
-  MeasuredRun run = read_any(path);
+namespace {
+
+void check_model(const MeasuredRun& run, const std::string& path,
+                 const std::string& expected_model) {
   if (!expected_model.empty() && !run.model.empty() && !same_model(run.model, expected_model)) {
     throw ConfigError(path + ": the run served " + run.model + ", not " + expected_model +
                       " — give a run of " + expected_model + " (or state the model it served)");
   }
+}
+
+}  // namespace
+
+MeasuredRun read_measured_run(const std::string& path, const std::string& expected_model) {
+  MeasuredRun run = read_any(path);
+  check_model(run, path, expected_model);
   return run;
+}
+
+std::vector<MeasuredRun> read_measured_runs(const std::string& path,
+                                            const std::string& expected_model) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec) || fs::path(path).extension() != ".json") {
+    return {read_measured_run(path, expected_model)};
+  }
+  std::vector<MeasuredRun> runs = read_vllm_bench_results(path);
+  for (const MeasuredRun& run : runs) check_model(run, run.source, expected_model);
+  return runs;
 }
 
 RunFolder run_folder_from(const MeasuredRun& run) {

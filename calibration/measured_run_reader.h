@@ -15,6 +15,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "calibration/measured_run.h"
 #include "sim/metrics/run_folder.h"
@@ -22,8 +23,14 @@
 
 namespace servesim {
 
-// Throws ConfigError (one line naming the path and what to give instead).
+// Throws ConfigError (one line naming the path and what to give instead). A vllm bench file
+// of several appended results is named with its run's number: "FILE.json#2".
 MeasuredRun read_measured_run(const std::string& path, const std::string& expected_model = "");
+
+// Every run at `path`: each result of a vllm bench file written with --append-result, else
+// the one run read_measured_run() reads.
+std::vector<MeasuredRun> read_measured_runs(const std::string& path,
+                                            const std::string& expected_model = "");
 
 // True when two model names denote the same model (see the model check above).
 bool same_model(std::string_view a, std::string_view b);

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <optional>
+#include <sstream>
 
 #include "models/config_error.h"
 #include "models/json_file.h"
@@ -309,16 +311,85 @@ MeasuredRun vllm_bench_result_from_json(const nlohmann::json& result, const std:
   return ResultReader(result, origin).read();
 }
 
-MeasuredRun read_vllm_bench_result(const std::string& path) {
-  nlohmann::json j;
+namespace {
+
+// The file's results: the whole file as one JSON value, or else (--append-result) one JSON
+// object per non-empty line. A file that is neither is reported as the whole file's parse
+// error, which names where it broke.
+std::vector<nlohmann::json> file_results(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot open file");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
   try {
-    j = load_json_file(path);
-  } catch (const ConfigError& e) {
-    throw ConfigError(std::string(e.what()) +
-                      " (a truncated file, or several results appended with --append-result? "
-                      "give one whole --save-result file)");
+    return {parse_json_text(text, path)};
+  } catch (const ConfigError& whole) {
+    std::vector<nlohmann::json> results;
+    std::istringstream lines(text);
+    std::string line;
+    for (size_t number = 1; std::getline(lines, line); ++number) {
+      if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+      try {
+        results.push_back(parse_json_text(line, path + ":" + std::to_string(number)));
+      } catch (const ConfigError&) {
+        results.clear();
+        break;
+      }
+      if (!results.back().is_object()) {
+        results.clear();
+        break;
+      }
+    }
+    if (results.size() < 2) {
+      throw ConfigError(std::string(whole.what()) +
+                        " (a truncated file? give one whole --save-result file, or one written "
+                        "with --append-result: a result per line)");
+    }
+    return results;
   }
-  return vllm_bench_result_from_json(j, path);
+}
+
+}  // namespace
+
+std::pair<std::string, size_t> split_result_number(const std::string& path) {
+  const size_t hash = path.rfind('#');
+  if (hash == std::string::npos || hash + 1 == path.size()) return {path, 0};
+  const std::string digits = path.substr(hash + 1);
+  if (digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos) {
+    return {path, 0};
+  }
+  const size_t number = static_cast<size_t>(std::stoul(digits));
+  // "#0" names no result: kept as a number no file holds, so it is refused as out of range.
+  return {path.substr(0, hash), number == 0 ? std::numeric_limits<size_t>::max() : number};
+}
+
+std::vector<MeasuredRun> read_vllm_bench_results(const std::string& path) {
+  const std::vector<nlohmann::json> results = file_results(path);
+  std::vector<MeasuredRun> runs;
+  for (size_t i = 0; i < results.size(); ++i) {
+    const std::string origin = results.size() == 1 ? path : path + "#" + std::to_string(i + 1);
+    runs.push_back(vllm_bench_result_from_json(results[i], origin));
+  }
+  return runs;
+}
+
+MeasuredRun read_vllm_bench_result(const std::string& path) {
+  const auto [file, number] = split_result_number(path);
+  std::vector<MeasuredRun> runs = read_vllm_bench_results(file);
+  if (number == 0) {
+    if (runs.size() == 1) return std::move(runs.front());
+    throw ConfigError(file + ": holds " + std::to_string(runs.size()) +
+                      " results appended with --append-result; name one as " + file + "#1 .. " +
+                      file + "#" + std::to_string(runs.size()) +
+                      " (calibrate serving reads them all)");
+  }
+  if (number > runs.size()) {
+    throw ConfigError(path + ": the file holds " + std::to_string(runs.size()) +
+                      (runs.size() == 1 ? " result" : " results") + "; number them from 1 to " +
+                      std::to_string(runs.size()));
+  }
+  return std::move(runs[number - 1]);
 }
 
 }  // namespace servesim

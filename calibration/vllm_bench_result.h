@@ -14,6 +14,12 @@
 // false). The summary is the file's own aggregates (ms -> s; median -> p50, p100 -> max); what the
 // file leaves out is computed from its requests (summary_of_requests).
 //
+// Several results in one file: `vllm bench serve --append-result` writes each run's JSON on a
+// line of its own after the file's earlier ones. read_vllm_bench_results() gives them all, in
+// file order, named "FILE#1", "FILE#2", ...; read_vllm_bench_result() takes one, so a file of
+// several must be named with its run's number ("FILE#2"), else it is a one-line error saying
+// how many it holds.
+//
 // Strict: truncated JSON, a key of the wrong type, per-request arrays of different lengths,
 // negative latencies, a latency (or TTFT plus ITLs) or span of send times beyond 1e9 s, negative
 // summary latencies or throughputs, a duration null or under 1 us, and counts beyond 1e15 are
@@ -23,13 +29,23 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "calibration/measured_run.h"
 
 namespace servesim {
 
-// Throws ConfigError for a file that is not a well-formed vllm bench serve result.
+// Throws ConfigError for a file that is not a well-formed vllm bench serve result. `path` may
+// end in "#N" (1-based) to pick the N-th of a file's appended results.
 MeasuredRun read_vllm_bench_result(const std::string& path);
+
+// Every result of the file (one unless it was written with --append-result). Throws
+// ConfigError naming the file and line of a result that is not well formed.
+std::vector<MeasuredRun> read_vllm_bench_results(const std::string& path);
+
+// Splits "FILE#N" into FILE and N (1-based); N = 0 when `path` has no such suffix.
+std::pair<std::string, size_t> split_result_number(const std::string& path);
 
 // The same for JSON already parsed; `origin` names it in errors and becomes `source`.
 MeasuredRun vllm_bench_result_from_json(const nlohmann::json& result, const std::string& origin);

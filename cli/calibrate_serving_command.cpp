@@ -90,7 +90,7 @@ std::vector<MeasuredRun> read_runs(const std::vector<std::string>& paths) {
     if (std::filesystem::is_regular_file(path) && is_published_serving_rows(path)) {
       for (MeasuredRun& r : read_published_serving_rows(path)) runs.push_back(std::move(r));
     } else {
-      runs.push_back(read_measured_run(path));
+      for (MeasuredRun& r : read_measured_runs(path)) runs.push_back(std::move(r));
     }
   }
   return runs;

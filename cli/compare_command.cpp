@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "calibration/measured_run_reader.h"
+#include "calibration/vllm_bench_result.h"
 #include "cli/cdf_plot.h"
 #include "models/config_error.h"
 #include "sim/metrics/run_comparison.h"
@@ -89,13 +90,13 @@ int run_compare_command(const CompareCommandOptions& o) {
     throw ConfigError("compare: give two or more result folders (the first is the reference)");
   }
   std::vector<RunFolder> runs;
-  // A file is a measured run (a vllm bench serve result, a timing trace) read into a folder's
-  // shape.
+  // A file is a measured run (a vllm bench serve result, a timing trace; "FILE.json#N" one of
+  // a file's appended results) read into a folder's shape.
   for (const std::string& folder : o.folders) {
     std::error_code ec;
-    runs.push_back(std::filesystem::is_regular_file(folder, ec)
-                       ? run_folder_from(read_measured_run(folder))
-                       : read_run_folder(folder));
+    const bool file = std::filesystem::is_regular_file(folder, ec) ||
+                      std::filesystem::is_regular_file(split_result_number(folder).first, ec);
+    runs.push_back(file ? run_folder_from(read_measured_run(folder)) : read_run_folder(folder));
   }
   const RunComparison comparison = compare_runs(runs, o.metrics);
   if (!o.plot_path.empty()) write_plot(o.plot_path, runs);

@@ -313,3 +313,71 @@ TEST_F(MeasuredRunBadInput, TimingTraces) {
 
 }  // namespace
 }  // namespace servesim
+
+namespace servesim {
+namespace {
+
+// `vllm bench serve --append-result`: each run's JSON on its own line after the earlier ones.
+class AppendedBenchResults : public MeasuredRunBadInput {
+ protected:
+  std::string appended(const std::string& name, const std::string& second_line) const {
+    std::ifstream summary(data("vllm-bench-summary.json"));
+    return write(name, nlohmann::json::parse(summary).dump() + "\n" + second_line + "\n");
+  }
+};
+
+TEST_F(AppendedBenchResults, EveryResultOfTheFileIsARunNamedByItsNumber) {
+  const std::string path = appended("sweep.json", detailed_json().dump());
+  const std::vector<MeasuredRun> runs = read_vllm_bench_results(path);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].source, path + "#1");
+  EXPECT_EQ(runs[1].source, path + "#2");
+  const MeasuredRun summary = read_vllm_bench_result(data("vllm-bench-summary.json"));
+  const MeasuredRun detailed = read_vllm_bench_result(data("vllm-bench-detailed.json"));
+  EXPECT_EQ(runs[0].summary.ttft.mean_s, summary.summary.ttft.mean_s);
+  EXPECT_EQ(runs[1].requests.size(), detailed.requests.size());
+  EXPECT_TRUE(runs[0].requests.empty());
+  EXPECT_EQ(read_measured_runs(path).size(), 2u);
+  // One by number, through every reader.
+  EXPECT_EQ(read_vllm_bench_result(path + "#2").requests.size(), detailed.requests.size());
+  EXPECT_EQ(read_measured_run(path + "#2").source, path + "#2");
+  EXPECT_EQ(read_measured_run(path + "#1").summary.completed, summary.summary.completed);
+  // A one-result file reads the same with or without #1.
+  EXPECT_EQ(read_measured_runs(data("vllm-bench-detailed.json")).size(), 1u);
+  EXPECT_EQ(read_measured_run(data("vllm-bench-detailed.json") + "#1").requests.size(),
+            detailed.requests.size());
+}
+
+TEST_F(AppendedBenchResults, ASeveralResultFileMustBeNamedWithItsRunsNumber) {
+  const std::string path = appended("sweep.json", detailed_json().dump());
+  EXPECT_NE(error_of(path).find("holds 2 results appended with --append-result; name one as " +
+                                path + "#1 .. " + path + "#2"),
+            std::string::npos);
+  EXPECT_NE(error_of(path + "#3").find("the file holds 2 results; number them from 1 to 2"),
+            std::string::npos);
+  EXPECT_NE(error_of(path + "#0").find("number them from 1 to 2"), std::string::npos);
+  EXPECT_NE(error_of(dir_.string() + "/missing.json#2").find("no such file or folder"),
+            std::string::npos);
+}
+
+TEST_F(AppendedBenchResults, ATruncatedLineIsTheWholeFilesParseError) {
+  std::string cut = detailed_json().dump();
+  cut.resize(cut.size() / 2);
+  const std::string path = appended("cut.json", cut);
+  const std::string e = error_of(path);
+  EXPECT_NE(e.find("invalid JSON"), std::string::npos) << e;
+  EXPECT_NE(e.find("a result per line"), std::string::npos) << e;
+  // A bad key in the second result names that result.
+  nlohmann::json bad = detailed_json();
+  bad["ttfts"] = "x";
+  const std::string second = appended("bad.json", bad.dump());
+  try {
+    read_vllm_bench_results(second);
+    ADD_FAILURE() << "accepted";
+  } catch (const ConfigError& err) {
+    EXPECT_NE(std::string(err.what()).find(second + "#2"), std::string::npos) << err.what();
+  }
+}
+
+}  // namespace
+}  // namespace servesim

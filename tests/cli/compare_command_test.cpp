@@ -133,6 +133,21 @@ TEST_F(CompareCommandTest, MeasuredRunWithoutSomeMetricsShowsDashes) {
       << gate.err;
 }
 
+TEST_F(CompareCommandTest, OneResultOfAnAppendedVllmBenchFileByItsNumber) {
+  const std::string data = SERVESIM_SOURCE_DIR "/tests/calibration/data/measured/";
+  const std::string file = dir("sweep.json");
+  std::ofstream(file)
+      << nlohmann::json::parse(std::ifstream(data + "vllm-bench-summary.json")).dump() << "\n"
+      << nlohmann::json::parse(std::ifstream(data + "vllm-bench-detailed.json")).dump() << "\n";
+  const CliResult r = run_servesim("compare " + file + "#1 " + file + "#2 " + dir("seed1"));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find(file + "#2"), std::string::npos) << r.out;
+  const CliResult whole = run_servesim("compare " + file + " " + dir("seed1"));
+  EXPECT_EQ(whole.exit_code, 2);
+  EXPECT_NE(whole.err.find("holds 2 results appended with --append-result"), std::string::npos)
+      << whole.err;
+}
+
 TEST_F(CompareCommandTest, PlotIsAPngAndTheSameBytesEveryTime) {
   const std::string a = dir("a.png");
   const std::string b = dir("b.png");
