@@ -212,6 +212,9 @@ RunFolder run_folder_from(const MeasuredRun& run) {
              {"model", run.model},
              {"backend", run.backend},
              {"load", load_json(run.load)}};
+  if (!run.gpu.empty()) f.setup["gpu"] = run.gpu;
+  if (run.tensor_parallel_size > 0) f.setup["tp"] = run.tensor_parallel_size;
+  if (run.pipeline_parallel_size > 0) f.setup["pp"] = run.pipeline_parallel_size;
   f.summary = summary_json(run.summary);
   f.records = run.requests.empty() ? run.summary.requests : run.requests.size();
   f.ok = run.requests.empty() ? run.summary.completed : 0;

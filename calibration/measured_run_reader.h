@@ -35,7 +35,8 @@ std::vector<MeasuredRun> read_measured_runs(const std::string& path,
 // True when two model names denote the same model (see the model check above).
 bool same_model(std::string_view a, std::string_view b);
 
-// The run as a result folder: setup {source, format, model, backend, load} and summary.json's
+// The run as a result folder: setup {source, format, model, backend, load, and gpu / tp / pp
+// where the run names them} and summary.json's
 // "summary" (summary_json of run.summary), the latencies of its ok requests sorted. A run
 // without requests compares on its summary only (its CDFs are empty).
 RunFolder run_folder_from(const MeasuredRun& run);

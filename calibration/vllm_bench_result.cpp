@@ -42,6 +42,7 @@ class ResultReader {
     run.model = text("model_id");
     run.backend = j_.contains("endpoint_type") ? text("endpoint_type") : text("backend");
     run.load = load();
+    read_metadata(run);
     read_requests(run);
     run.summary = run.requests.empty() ? MetricsSummary{} : summary_of_requests(run.requests);
     overlay_summary(run);
@@ -56,6 +57,35 @@ class ResultReader {
 
   [[noreturn]] void fail(const std::string& key, const std::string& what) const {
     throw ConfigError(origin_ + ": " + key + " " + what);
+  }
+
+  // `vllm bench serve --metadata KEY=VALUE ...` puts each pair at the top level as a string.
+  // The deployment's own keys fill what the result does not otherwise say: tp /
+  // tensor_parallel_size, pp / pipeline_parallel_size, gpu, vllm_version / version.
+  void read_metadata(MeasuredRun& run) const {
+    const auto parallel = [this](const char* key) -> int {
+      const auto it = j_.find(key);
+      if (it == j_.end() || !it->is_string()) return 0;
+      const std::string& v = it->get_ref<const std::string&>();
+      if (v.empty() || v.size() > 4 || v.find_first_not_of("0123456789") != std::string::npos ||
+          std::stoi(v) < 1) {
+        fail(key, "is \"" + v + "\", expected a degree >= 1 (--metadata " + key + "=2)");
+      }
+      return std::stoi(v);
+    };
+    const auto label = [this](std::initializer_list<const char*> keys) -> std::string {
+      for (const char* key : keys) {
+        const auto it = j_.find(key);
+        if (it != j_.end() && it->is_string()) return it->get<std::string>();
+      }
+      return "";
+    };
+    run.tensor_parallel_size =
+        parallel("tp") > 0 ? parallel("tp") : parallel("tensor_parallel_size");
+    run.pipeline_parallel_size =
+        parallel("pp") > 0 ? parallel("pp") : parallel("pipeline_parallel_size");
+    run.gpu = label({"gpu"});
+    run.engine_version = label({"vllm_version", "version"});
   }
 
   // A number, or nullopt when absent or null.

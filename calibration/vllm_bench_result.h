@@ -10,9 +10,11 @@
 // total_output_tokens, request_throughput, request_goodput, output_throughput,
 // total_token_throughput; {mean,median,std,pNN}_{ttft,tpot,itl,e2el}_ms; and per request
 // input_lens, output_lens, ttfts, itls, latencies, start_times, errors (generated_texts and
-// everything else are ignored). A request with error text, no TTFT or no output token failed (ok =
-// false). The summary is the file's own aggregates (ms -> s; median -> p50, p100 -> max); what the
-// file leaves out is computed from its requests (summary_of_requests).
+// everything else are ignored). `--metadata` pairs the deployment is described by: tp /
+// tensor_parallel_size, pp / pipeline_parallel_size (degrees), gpu, vllm_version / version. A
+// request with error text, no TTFT or no output token failed (ok = false). The summary is the
+// file's own aggregates (ms -> s; median -> p50, p100 -> max); what the file leaves out is computed
+// from its requests (summary_of_requests).
 //
 // Several results in one file: `vllm bench serve --append-result` writes each run's JSON on a
 // line of its own after the file's earlier ones. read_vllm_bench_results() gives them all, in

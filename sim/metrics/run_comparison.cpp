@@ -63,7 +63,7 @@ nlohmann::json number_or_null(double v) {
 // "scenario=quickstart model=Llama-2-7B ..." from the setup keys a producer wrote.
 std::string describe_setup(const RunFolder& run) {
   std::string text;
-  for (const char* key : {"scenario", "model", "gpu", "backend", "url", "seed"}) {
+  for (const char* key : {"scenario", "model", "gpu", "tp", "pp", "backend", "url", "seed"}) {
     const auto it = run.setup.find(key);
     if (it == run.setup.end() || !(it->is_string() || it->is_number())) continue;
     text += std::string(" ") + key + "=" + (it->is_string() ? it->get<std::string>() : it->dump());

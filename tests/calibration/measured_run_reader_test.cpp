@@ -381,3 +381,36 @@ TEST_F(AppendedBenchResults, ATruncatedLineIsTheWholeFilesParseError) {
 
 }  // namespace
 }  // namespace servesim
+
+namespace servesim {
+namespace {
+
+TEST_F(MeasuredRunBadInput, MetadataNamesTheDeploymentAndABadDegreeIsRefused) {
+  const std::string path = edited("meta.json", [](nlohmann::json& j) {
+    j["tp"] = "2";
+    j["pp"] = "1";
+    j["gpu"] = "H100-SXM";
+    j["version"] = "0.12.0";
+    j["rank0"] = "T4x1";  // any other pair is kept out of the run
+  });
+  const MeasuredRun run = read_measured_run(path);
+  EXPECT_EQ(run.tensor_parallel_size, 2);
+  EXPECT_EQ(run.pipeline_parallel_size, 1);
+  EXPECT_EQ(run.gpu, "H100-SXM");
+  EXPECT_EQ(run.engine_version, "0.12.0");
+  const RunFolder folder = run_folder_from(run);
+  EXPECT_EQ(folder.setup["tp"], 2);
+  EXPECT_EQ(folder.setup["gpu"], "H100-SXM");
+  const MeasuredRun plain = read_measured_run(data("vllm-bench-detailed.json"));
+  EXPECT_EQ(plain.tensor_parallel_size, 0);
+  EXPECT_EQ(plain.gpu, "");
+  EXPECT_NE(error_of(edited("tp.json", [](nlohmann::json& j) { j["tp"] = "two"; }))
+                .find("tp is \"two\", expected a degree >= 1 (--metadata tp=2)"),
+            std::string::npos);
+  EXPECT_NE(error_of(edited("tp0.json", [](nlohmann::json& j) { j["tensor_parallel_size"] = "0"; }))
+                .find("tensor_parallel_size is \"0\""),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace servesim
