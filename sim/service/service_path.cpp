@@ -150,7 +150,7 @@ void ServicePath::leave_client(Flight& f, double now_s) {
 // pool's longest waiter takes it and leaves.
 void ServicePath::release_connection(Flight& f, double now_s) {
   if (f.pool < 0) return;
-  ConnectionPool& pool = pools_[static_cast<size_t>(f.pool)];
+  ClientConnectionPool& pool = pools_[static_cast<size_t>(f.pool)];
   if (f.in_pool) {
     f.in_pool = false;
     f.at_client = false;
@@ -615,7 +615,7 @@ StationStats ServicePath::client_stats(double now_s) const {
 std::vector<StationStats> ServicePath::station_stats(double now_s) const {
   std::vector<StationStats> out;
   if (!client_threads_.empty()) out.push_back(client_stats(now_s));
-  for (const ConnectionPool& p : pools_) out.push_back(p.stats(now_s));
+  for (const ClientConnectionPool& p : pools_) out.push_back(p.stats(now_s));
   for (const Station& s : stations_) out.push_back(s.stats(now_s));
   return out;
 }

@@ -61,7 +61,7 @@
 #include "sim/core/event_loop.h"
 #include "sim/core/request_record.h"
 #include "sim/core/rng.h"
-#include "sim/service/connection_pool.h"
+#include "sim/service/client_connection_pool.h"
 #include "sim/service/service_spec.h"
 #include "sim/service/station.h"
 #include "sim/service/tenant_assigner.h"
@@ -207,7 +207,7 @@ class ServicePath {
   std::optional<TokenBucket> token_bucket_;
   std::optional<TenantAssigner> tenants_;  // with spec.tenants only
   std::optional<TenantQuotas> quotas_;
-  std::vector<ConnectionPool> pools_;  // spec.pools, in order
+  std::vector<ClientConnectionPool> pools_;  // spec.pools, in order
   std::unordered_map<uint64_t, Flight> flights_;
   // Flights with a token in this step, per API server process, and in each output job. A
   // flight is erased only after its last token's job, and unordered_map nodes do not move.

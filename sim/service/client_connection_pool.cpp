@@ -1,29 +1,29 @@
-#include "sim/service/connection_pool.h"
+#include "sim/service/client_connection_pool.h"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace servesim {
 
-ConnectionPool::ConnectionPool(std::string name, int connections)
+ClientConnectionPool::ClientConnectionPool(std::string name, int connections)
     : name_(std::move(name)), connections_(connections) {
-  if (connections_ < 1) throw std::invalid_argument("ConnectionPool: no connections");
+  if (connections_ < 1) throw std::invalid_argument("ClientConnectionPool: no connections");
 }
 
-void ConnectionPool::advance(double now_s) {
+void ClientConnectionPool::advance(double now_s) {
   const double dt = now_s - last_s_;
   held_integral_ += dt * held_;
   waiting_integral_ += dt * static_cast<double>(waiting());
   last_s_ = now_s;
 }
 
-void ConnectionPool::grant(double waited_s) {
+void ClientConnectionPool::grant(double waited_s) {
   ++held_;
   ++granted_;
   wait_total_s_ += waited_s;
 }
 
-bool ConnectionPool::acquire(uint64_t key, double now_s) {
+bool ClientConnectionPool::acquire(uint64_t key, double now_s) {
   advance(now_s);
   if (held_ < connections_) {
     grant(0);
@@ -34,8 +34,8 @@ bool ConnectionPool::acquire(uint64_t key, double now_s) {
   return false;
 }
 
-std::optional<uint64_t> ConnectionPool::release(double now_s) {
-  if (held_ <= 0) throw std::logic_error("ConnectionPool::release: no connection held");
+std::optional<uint64_t> ClientConnectionPool::release(double now_s) {
+  if (held_ <= 0) throw std::logic_error("ClientConnectionPool::release: no connection held");
   advance(now_s);
   --held_;
   ++released_;
@@ -49,7 +49,7 @@ std::optional<uint64_t> ConnectionPool::release(double now_s) {
   return std::nullopt;
 }
 
-void ConnectionPool::withdraw(uint64_t key, double now_s) {
+void ClientConnectionPool::withdraw(uint64_t key, double now_s) {
   advance(now_s);
   withdrawn_.insert(key);
   // Without a connection coming free the withdrawn would pile up at the front; drop them there.
@@ -59,7 +59,7 @@ void ConnectionPool::withdraw(uint64_t key, double now_s) {
   }
 }
 
-StationStats ConnectionPool::stats(double now_s) const {
+StationStats ClientConnectionPool::stats(double now_s) const {
   StationStats s;
   s.name = name_;
   s.workers = connections_;

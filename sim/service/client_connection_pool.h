@@ -1,6 +1,6 @@
-// ConnectionPool: the books of one client-side connection pool (service.pools) — `connections`
-// keep-alive connections, each carrying one request attempt at a time, and the attempts
-// waiting for one in first-come, first-served order. The pool hands out connections; the
+// ClientConnectionPool: the books of one client-side connection pool (service.pools) —
+// `connections` keep-alive connections, each carrying one request attempt at a time, and the
+// attempts waiting for one in first-come, first-served order. The pool hands out connections; the
 // service path says when an attempt has one and when it lets it go (its answer ended, or its
 // client gave up), and may withdraw a waiter that timed out.
 //
@@ -24,10 +24,10 @@
 
 namespace servesim {
 
-class ConnectionPool {
+class ClientConnectionPool {
  public:
   // REQUIRES: connections >= 1. `name` labels its stats row.
-  ConnectionPool(std::string name, int connections);
+  ClientConnectionPool(std::string name, int connections);
 
   // Attempt `key` wants a connection at now_s: true when it has one now, false when it waits.
   bool acquire(uint64_t key, double now_s);

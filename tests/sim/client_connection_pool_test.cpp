@@ -1,7 +1,7 @@
-// ConnectionPool's books: connections handed out up to the limit, waiters served first come
+// ClientConnectionPool's books: connections handed out up to the limit, waiters served first come
 // first served, withdrawn waiters skipped, and the time-integral statistics against a
 // hand-worked timeline.
-#include "sim/service/connection_pool.h"
+#include "sim/service/client_connection_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -10,8 +10,8 @@
 namespace servesim {
 namespace {
 
-TEST(ConnectionPool, HandsOutUpToItsConnectionsThenQueuesInArrivalOrder) {
-  ConnectionPool pool("pool p", 2);
+TEST(ClientConnectionPool, HandsOutUpToItsConnectionsThenQueuesInArrivalOrder) {
+  ClientConnectionPool pool("pool p", 2);
   EXPECT_TRUE(pool.acquire(1, 0.0));
   EXPECT_TRUE(pool.acquire(2, 0.0));
   EXPECT_FALSE(pool.acquire(3, 1.0));
@@ -25,8 +25,8 @@ TEST(ConnectionPool, HandsOutUpToItsConnectionsThenQueuesInArrivalOrder) {
   EXPECT_EQ(pool.held(), 1);
 }
 
-TEST(ConnectionPool, AWithdrawnWaiterIsSkipped) {
-  ConnectionPool pool("pool p", 1);
+TEST(ClientConnectionPool, AWithdrawnWaiterIsSkipped) {
+  ClientConnectionPool pool("pool p", 1);
   ASSERT_TRUE(pool.acquire(1, 0.0));
   ASSERT_FALSE(pool.acquire(2, 0.0));
   ASSERT_FALSE(pool.acquire(3, 0.0));
@@ -38,10 +38,10 @@ TEST(ConnectionPool, AWithdrawnWaiterIsSkipped) {
   EXPECT_EQ(pool.waiting(), 0u);
 }
 
-TEST(ConnectionPool, StatisticsAreTimeIntegrals) {
+TEST(ClientConnectionPool, StatisticsAreTimeIntegrals) {
   // 2 connections over 10 s: key 1 holds [0, 4), key 2 [0, 10), key 3 waits [1, 4) then holds
   // [4, 6). Held: 4 + 10 + 2 = 16 connection-seconds of 20; waiting 3 waiter-seconds.
-  ConnectionPool pool("pool p", 2);
+  ClientConnectionPool pool("pool p", 2);
   ASSERT_TRUE(pool.acquire(1, 0.0));
   ASSERT_TRUE(pool.acquire(2, 0.0));
   ASSERT_FALSE(pool.acquire(3, 1.0));
@@ -59,10 +59,10 @@ TEST(ConnectionPool, StatisticsAreTimeIntegrals) {
   EXPECT_DOUBLE_EQ(s.mean_service_s, 16.0 / 3.0);
 }
 
-TEST(ConnectionPool, ReleasingWithNothingHeldIsALogicError) {
-  ConnectionPool pool("pool p", 1);
+TEST(ClientConnectionPool, ReleasingWithNothingHeldIsALogicError) {
+  ClientConnectionPool pool("pool p", 1);
   EXPECT_THROW(pool.release(0.0), std::logic_error);
-  EXPECT_THROW(ConnectionPool("pool q", 0), std::invalid_argument);
+  EXPECT_THROW(ClientConnectionPool("pool q", 0), std::invalid_argument);
 }
 
 }  // namespace
