@@ -1,5 +1,6 @@
 // LengthDistribution: a token count (prompt, output, user turn, number of turns) drawn from
-// a Distribution, rounded to the nearest integer and never below 1.
+// a Distribution, rounded to the nearest integer, never below 1 and never above
+// kMaxLengthTokens.
 // Value type; const methods are safe to share across threads.
 #pragma once
 
@@ -11,10 +12,17 @@
 
 namespace servesim {
 
+// The longest length a distribution may give (tokens): 1e8, as for a shared prefix. It is far
+// beyond any model's context (the longest are about 1e7 tokens), so no real workload meets
+// it, and a prompt made of a shared prefix, a history and new tokens stays well inside an int.
+inline constexpr int kMaxLengthTokens = 100'000'000;
+
 class LengthDistribution {
  public:
   static LengthDistribution fixed(int tokens);
-  // See Distribution::from_json; lengths are integers >= 1. Throws ConfigError.
+  // See Distribution::from_json; lengths are integers in [1, kMaxLengthTokens]: a value,
+  // bound or mean beyond that is a ConfigError naming the field. Samples of an unbounded
+  // distribution are clamped to it.
   static LengthDistribution from_json(const nlohmann::json& j, const std::string& path,
                                       const std::string& base_dir);
 

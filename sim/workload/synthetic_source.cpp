@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 namespace servesim {
 
@@ -17,6 +18,16 @@ enum Stream : uint64_t {
   kTurnsStream = 6,
   kUserStream = 7,
 };
+
+// A session's history stops growing at 1e9 tokens: its next prompt is then beyond every
+// model's context and refused by max_model_len all the same, and a history plus new tokens
+// plus an output (each at most kMaxLengthTokens) stays inside an int.
+constexpr int64_t kMaxHistoryTokens = 1'000'000'000;
+
+int history_after(const RequestSpec& request) {
+  const int64_t history = int64_t{request.prompt_tokens} + request.output_tokens;
+  return static_cast<int>(std::min(history, kMaxHistoryTokens));
+}
 
 }  // namespace
 
@@ -129,7 +140,7 @@ void SyntheticSource::on_request_done(const RequestSpec& request, double now_s) 
     Pending next{now_s + think_s,       0,
                  request.client,        true,
                  request.session,       request.turn + 1,
-                 request.session_turns, request.prompt_tokens + request.output_tokens,
+                 request.session_turns, history_after(request),
                  request.prefix_group,  request.shared_prefix_tokens};
     push(next);
     return;

@@ -153,6 +153,32 @@ TEST(LengthDistributionTest, BadJsonNamesTheFieldAndTheFix) {
                 std::string(SERVESIM_SOURCE_DIR "/configs/workloads") + "/nope.csv'");
 }
 
+// A fuzz finding (CI, fuzz_workload): a length of 2147483000 after a 4000-token shared prefix
+// overflowed the prompt's int. Lengths stop at kMaxLengthTokens, at parse time where a bound
+// says so and in sampling where the tail is unbounded.
+TEST(LengthDistributionTest, LengthsBeyondTheLongestAreRefusedAndTailsStopThere) {
+  const std::string limit = std::to_string(kMaxLengthTokens);
+  EXPECT_EQ(error_of(2147483000),
+            "w: prompt_tokens: lengths must be at most " + limit +
+                " tokens (beyond any model's context), got a bound of 2147483000");
+  EXPECT_EQ(error_of({{"type", "uniform"}, {"min", 1}, {"max", 1e9}}),
+            "w: prompt_tokens: lengths must be at most " + limit +
+                " tokens (beyond any model's context), got a bound of 1000000000");
+  EXPECT_EQ(error_of({{"type", "exponential"}, {"mean", 5e8}}),
+            "w: prompt_tokens: lengths must be at most " + limit +
+                " tokens (beyond any model's context), got a mean of 500000000");
+  EXPECT_EQ(error_of({{"type", "empirical"}, {"values", {10, 3e9}}}),
+            "w: prompt_tokens: lengths must be at most " + limit +
+                " tokens (beyond any model's context), got a bound of 3000000000");
+  Rng rng(1);
+  EXPECT_EQ(length(kMaxLengthTokens).sample(rng), kMaxLengthTokens);
+  // Mean 2.7e7 tokens, but about 4% of the draws lie beyond 1e8.
+  const LengthDistribution tail = length({{"type", "lognormal"}, {"mu", 14.0}, {"sigma", 2.5}});
+  const Moments m = sample_moments(tail, 2000);
+  EXPECT_EQ(m.max, kMaxLengthTokens);
+  EXPECT_GE(m.min, 1);
+}
+
 TEST(LengthDistributionTest, EmpiricalCsvWithBadValueNamesTheLine) {
   const std::string path = ::testing::TempDir() + "/bad_lengths.csv";
   std::ofstream(path) << "n\n12\n13\nabc\n";

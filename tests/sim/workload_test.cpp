@@ -8,6 +8,7 @@
 #include <set>
 
 #include "models/config_error.h"
+#include "sim/workload/length_distribution.h"
 
 namespace servesim {
 namespace {
@@ -143,6 +144,29 @@ TEST(WorkloadTest, MultiTurnContextGrowsTurnByTurn) {
   int third_turns = 0;
   for (const auto& [session, r] : last_turn) third_turns += r.turn == 2;
   EXPECT_GT(third_turns, 0);
+}
+
+// A fuzz finding (CI, fuzz_workload): turns of 1e8-token prompts and answers overflowed the
+// history's int by the third turn. The history stops at 1e9 tokens, where every model refuses
+// the prompt, and the sums stay exact below it.
+TEST(WorkloadTest, MultiTurnHistoryStopsGrowingFarBeyondAnyContext) {
+  json j = open_loop();
+  j["prompt_tokens"] = kMaxLengthTokens;
+  j["output_tokens"] = kMaxLengthTokens;
+  j["num_requests"] = 12;
+  j["arrival"]["rate_qps"] = 0.001;  // one session at a time
+  j["multi_turn"] = {{"turns", 12}, {"user_tokens", kMaxLengthTokens}, {"think_time_s", 0}};
+  auto src = make_request_source(parse(j));
+  std::vector<RequestSpec> turns;
+  while (auto t = src->next_arrival_s()) {
+    turns.push_back(src->pop());
+    src->on_request_done(turns.back(), *t);
+  }
+  ASSERT_EQ(turns.size(), 12u);
+  EXPECT_EQ(turns[1].history_tokens, 2 * kMaxLengthTokens);
+  EXPECT_EQ(turns[1].prompt_tokens, 3 * kMaxLengthTokens);
+  EXPECT_EQ(turns[11].history_tokens, 1'000'000'000);
+  EXPECT_EQ(turns[11].prompt_tokens, 1'000'000'000 + kMaxLengthTokens);
 }
 
 // Serves requests with a fixed service time, in arrival order, and checks the invariants
