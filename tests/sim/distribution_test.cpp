@@ -163,13 +163,13 @@ TEST(LengthDistributionTest, LengthsBeyondTheLongestAreRefusedAndTailsStopThere)
                 " tokens (beyond any model's context), got a bound of 2147483000");
   EXPECT_EQ(error_of({{"type", "uniform"}, {"min", 1}, {"max", 1e9}}),
             "w: prompt_tokens: lengths must be at most " + limit +
-                " tokens (beyond any model's context), got a bound of 1000000000");
+                " tokens (beyond any model's context), got a bound of 1e+09");
   EXPECT_EQ(error_of({{"type", "exponential"}, {"mean", 5e8}}),
             "w: prompt_tokens: lengths must be at most " + limit +
-                " tokens (beyond any model's context), got a mean of 500000000");
+                " tokens (beyond any model's context), got a mean of 5e+08");
   EXPECT_EQ(error_of({{"type", "empirical"}, {"values", {10, 3e9}}}),
             "w: prompt_tokens: lengths must be at most " + limit +
-                " tokens (beyond any model's context), got a bound of 3000000000");
+                " tokens (beyond any model's context), got a bound of 3e+09");
   Rng rng(1);
   EXPECT_EQ(length(kMaxLengthTokens).sample(rng), kMaxLengthTokens);
   // Mean 2.7e7 tokens, but about 4% of the draws lie beyond 1e8.
