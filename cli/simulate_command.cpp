@@ -119,6 +119,74 @@ void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, ReplicaRole r
       sc.max_model_len, 100 * busy);
 }
 
+// One deployment of a run with several: what it is, its engines' sizes and how busy they were
+// (JSON, and the lines the text output prints from it).
+nlohmann::json deployment_json(const DeploymentResult& d, const ModelSpec& model,
+                               const HardwareSpec& gpu, const ParallelConfig& parallel,
+                               const MemoryPlan& plan, const SchedulerConfig& sc,
+                               const SimulationResult& result, uint32_t k) {
+  double busy_s = 0;
+  for (const ReplicaSummary& r : result.replicas) {
+    if (r.deployment == k) busy_s += r.busy_s;
+  }
+  const double replica_s = parallel.replicas() * result.simulated_s;
+  return {{"name", d.name},
+          {"model", model.name},
+          {"gpu", gpu.name},
+          {"tensor_parallel_size", parallel.tp},
+          {"pipeline_parallel_size", parallel.pp},
+          {"data_parallel_size", parallel.dp},
+          {"gpus", parallel.total_gpus()},
+          {"kv_cache_tokens", plan.kv_cache_tokens},
+          {"max_num_seqs", sc.max_num_seqs},
+          {"max_num_batched_tokens", sc.max_num_batched_tokens},
+          {"max_model_len", sc.max_model_len},
+          {"busy", replica_s > 0 ? busy_s / replica_s : 0.0},
+          {"summary", summary_json(d.summary)}};
+}
+
+nlohmann::json deployments_json(const Simulation& simulation, const SimulationResult& result) {
+  const SimulationConfig& c = simulation.config();
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t k = 0; k < result.deployments.size(); ++k) {
+    const DeploymentResult& d = result.deployments[k];
+    if (k == 0) {
+      list.push_back(deployment_json(d, c.model, c.gpu, c.parallel, simulation.memory_plan(),
+                                     simulation.scheduler_config(), result, 0));
+      continue;
+    }
+    const DeploymentSpec& spec = c.deployments[k - 1];
+    list.push_back(deployment_json(d, spec.model, spec.gpu, spec.parallel,
+                                   simulation.deployment_memory_plan(k - 1),
+                                   simulation.deployment_scheduler_config(k - 1), result,
+                                   static_cast<uint32_t>(k)));
+  }
+  return list;
+}
+
+void print_deployments(const nlohmann::json& deployments) {
+  for (const nlohmann::json& d : deployments) {
+    const nlohmann::json& s = d["summary"];
+    std::printf(
+        "  deployment %s: %s on %d x %s (TP %d, PP %d, DP %d); KV cache %lld tokens per "
+        "replica; max_num_seqs %d, max_model_len %d; busy %.0f%%\n",
+        d["name"].get<std::string>().c_str(), d["model"].get<std::string>().c_str(),
+        d["gpus"].get<int>(), d["gpu"].get<std::string>().c_str(),
+        d["tensor_parallel_size"].get<int>(), d["pipeline_parallel_size"].get<int>(),
+        d["data_parallel_size"].get<int>(), d["kv_cache_tokens"].get<long long>(),
+        d["max_num_seqs"].get<int>(), d["max_model_len"].get<int>(),
+        100 * d["busy"].get<double>());
+    auto p50 = [&s](const char* metric) {
+      return s.contains(metric) && s[metric].contains("p50_ms") && s[metric]["p50_ms"].is_number()
+                 ? s[metric]["p50_ms"].get<double>()
+                 : 0.0;
+    };
+    std::printf("    calls %llu (%llu completed); TTFT p50 %.1f ms, TPOT p50 %.2f ms, E2E p50 %.1f ms\n",
+                s["requests"].get<unsigned long long>(), s["completed"].get<unsigned long long>(),
+                p50("ttft"), p50("tpot"), p50("e2e"));
+  }
+}
+
 // KV offload: the host tier's size and what it did, over all replicas.
 void print_kv_offload(const MemoryPlan& plan, const SimulationResult& result) {
   HostKvSummary all;
@@ -243,7 +311,10 @@ int run_simulate(const SimulateOptions& options) {
     j["knee"] = knee_json(knee, c.workload.steps);
   }
   nlohmann::json replicas = nlohmann::json::array();
-  for (const ReplicaSummary& r : result.replicas) replicas.push_back(replica_json(r));
+  for (const ReplicaSummary& r : result.replicas) {
+    replicas.push_back(replica_json(r));
+    if (r.deployment > 0) replicas.back()["deployment"] = c.deployments[r.deployment - 1].name;
+  }
   j["replicas"] = replicas;
   if (!result.stations.empty()) {
     nlohmann::json stations = nlohmann::json::array();
@@ -257,6 +328,7 @@ int run_simulate(const SimulateOptions& options) {
                result.tenants);
   j["diagnosis"] = diagnosis_json(why);
   if (result.sessions) j["sessions"] = session_summary_json(*result.sessions);
+  if (!result.deployments.empty()) j["deployments"] = deployments_json(simulation, result);
 
   if (!options.out_dir.empty()) {
     // Last and atomic: a summary.json under its name means the folder is whole ("stopped"
@@ -287,6 +359,7 @@ int run_simulate(const SimulateOptions& options) {
         sc.max_model_len);
   }
   if (plan.num_host_kv_blocks > 0) print_kv_offload(plan, result);
+  if (j.contains("deployments")) print_deployments(j["deployments"]);
   if (c.profile) {
     std::printf("  cost model: calibrated profile of %s on %s (%s)%s\n", c.profile->model.c_str(),
                 c.profile->device.c_str(), c.profile->backend.c_str(),

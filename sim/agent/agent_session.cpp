@@ -176,6 +176,7 @@ void AgentSession::begin_llm(int frame, double now_s) {
   const LlmStepSpec& llm = f.step->llm;
   f.new_tokens = llm.new_tokens.sample(host_.rng(SessionHost::Purpose::kLlmNewTokens));
   f.output_tokens = llm.output_tokens.sample(host_.rng(SessionHost::Purpose::kLlmOutput));
+  f.deployment = llm.deployment;
   if (!llm.cache.enabled) {
     issue(frame, f.new_tokens, f.output_tokens, now_s);
     return;
@@ -246,6 +247,7 @@ void AgentSession::issue(int frame, int new_tokens, int output_tokens, double no
   spec.output_tokens = output_tokens;
   spec.session = host_.new_stream();
   spec.agent_session = record_.id + 1;
+  spec.deployment = static_cast<uint32_t>(frames_[frame].deployment);
   spec.turn = record_.llm_calls;
   spec.client = record_.user;
   ++record_.llm_calls;
@@ -284,6 +286,10 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
   SessionSpan& call = f.span >= 0 ? record_.spans[static_cast<size_t>(f.span)] : unrecorded;
   set_llm_times(call, spec, record, now_s);
   if (record.status != RequestOutcome::kOk) {
+    if (!f.summarizing && f.step->llm.fallback >= 0 && f.deployment != f.step->llm.fallback) {
+      fall_back(frame, call, now_s);
+      return;
+    }
     if (f.summarizing || !f.step->llm.optional) {
       end(f.path, now_s, false, record.cause);
       return;
@@ -318,6 +324,21 @@ void AgentSession::on_call_done(int frame, const RequestSpec& spec, const Reques
                            new_tokens + record.output_tokens};
   ends_at(f.call);
   answered(frame, path, turn, answer, f.step->llm.stream ? record.first_token_s : now_s, now_s);
+}
+
+void AgentSession::fall_back(int frame, const SessionSpan& failed, double now_s) {
+  Frame& f = frames_[static_cast<size_t>(frame)];
+  // The failed call's time (all outside the engine's work) stays on the path, before the call
+  // the fallback deployment answers with the same prompt and lengths.
+  add_llm_call(failed, f.path);
+  f.path.last_span = f.span;
+  f.deployment = f.step->llm.fallback;
+  ++record_.fallback_calls;
+  if (tracing_) {
+    f.deps.assign(1, f.call);
+    f.lookup_call = -1;
+  }
+  issue(frame, f.new_tokens, f.output_tokens, now_s);
 }
 
 void AgentSession::answered(int frame, CriticalPath path, const PromptSegment& turn,

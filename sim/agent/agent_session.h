@@ -126,6 +126,7 @@ class AgentSession final : public SessionRun {
     bool cache_hit = false;
     int cache_key = -1;  // tools
     int new_tokens = 0;  // llm
+    int deployment = 0;  // llm: where its call goes now (the step's, then its fallback)
     int output_tokens = 0;
     // Tracing only: the trace calls this step's start waited for; its own call (llm, tool) or
     // lookup; a parallel group's children's ends so far.
@@ -146,6 +147,8 @@ class AgentSession final : public SessionRun {
   void run_tool(int frame, double start_s);
   void tool_done(int frame, double now_s);
   void llm_lookup_done(int frame, double now_s);
+  // The step's call failed on its deployment: sends it to the step's fallback deployment.
+  void fall_back(int frame, const SessionSpan& failed, double now_s);
   // An LLM step's answer (from the deployment or its cache) joins the context.
   void answered(int frame, CriticalPath path, const PromptSegment& turn,
                 const PromptSegment& answer, double first_token_s, double now_s);

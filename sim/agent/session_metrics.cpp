@@ -24,6 +24,7 @@ void SessionMetrics::add(const SessionRecord& r) {
   output_tokens_ += static_cast<double>(r.output_tokens);
   cached_tokens_ += static_cast<double>(r.cached_tokens);
   skipped_steps_ += r.skipped_steps;
+  fallback_calls_ += r.fallback_calls;
   path_.llm_queue_s += r.path.llm_queue_s;
   path_.prefill_s += r.path.prefill_s;
   path_.decode_s += r.path.decode_s;
@@ -55,6 +56,7 @@ SessionSummary SessionMetrics::summary() const {
   s.output_tokens = output_tokens_ / n;
   s.cached_tokens = cached_tokens_ / n;
   s.skipped_steps = skipped_steps_ / n;
+  s.fallback_calls = fallback_calls_ / n;
   s.path.llm_queue_s = path_.llm_queue_s / n;
   s.path.prefill_s = path_.prefill_s / n;
   s.path.decode_s = path_.decode_s / n;

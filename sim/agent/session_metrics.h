@@ -25,7 +25,8 @@ struct SessionSummary {
   double input_tokens = 0;
   double output_tokens = 0;
   double cached_tokens = 0;
-  double skipped_steps = 0;  // optional steps skipped
+  double skipped_steps = 0;   // optional steps skipped
+  double fallback_calls = 0;  // calls re-sent to a fallback deployment
   CriticalPath path;         // mean seconds per kind (llm_calls, tool_calls: rounded means)
   double path_llm_calls = 0;
   double path_tool_calls = 0;
@@ -56,6 +57,7 @@ class SessionMetrics {
   double output_tokens_ = 0;
   double cached_tokens_ = 0;
   double skipped_steps_ = 0;
+  double fallback_calls_ = 0;
   CriticalPath path_;  // sums
   double path_llm_calls_ = 0;
   double path_tool_calls_ = 0;

@@ -56,7 +56,8 @@ nlohmann::json session_summary_json(const SessionSummary& s) {
             {"input_tokens", s.input_tokens},
             {"output_tokens", s.output_tokens},
             {"cached_tokens", s.cached_tokens},
-            {"skipped_steps", s.skipped_steps}}},
+            {"skipped_steps", s.skipped_steps},
+            {"fallback_calls", s.fallback_calls}}},
           {"critical_path",
            {{"llm_queue_ms", ms(p.llm_queue_s)},
             {"prefill_ms", ms(p.prefill_s)},
@@ -89,9 +90,10 @@ void print_session_summary(std::FILE* out, const SessionSummary& s) {
                "  per session: %.1f LLM calls, %.1f tool calls; tokens in %.0f, out %.0f, "
                "cached %.0f",
                s.llm_calls, s.tool_calls, s.input_tokens, s.output_tokens, s.cached_tokens);
-  // Only workflows with optional steps skip any; the others' line stays as it was.
-  std::fprintf(out, s.skipped_steps > 0 ? "; optional steps skipped %.2f\n" : "\n",
-               s.skipped_steps);
+  // Only workflows with optional steps or fallbacks use them; the others' line stays as it was.
+  if (s.skipped_steps > 0) std::fprintf(out, "; optional steps skipped %.2f", s.skipped_steps);
+  if (s.fallback_calls > 0) std::fprintf(out, "; calls sent to a fallback %.2f", s.fallback_calls);
+  std::fprintf(out, "\n");
   const CriticalPath& p = s.path;
   const double total = p.total_s();
   auto share = [total](double x) { return total > 0 ? 100.0 * x / total : 0.0; };

@@ -22,6 +22,16 @@ double least_length(const LengthDistribution& d) {
   return std::max(1.0, std::round(d.distribution().min()));
 }
 
+// "'a', 'b' and 'c'".
+std::string join_quoted(const std::vector<std::string>& names) {
+  std::string out;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " and " : ", ";
+    out += "\"" + names[i] + "\"";
+  }
+  return out;
+}
+
 struct KnownStep {
   int index;
   StepKind kind;
@@ -116,13 +126,44 @@ class StepParser {
     return Distribution::from_json(r.raw(key), r.context() + ": " + key, base_dir_, 0.0, false);
   }
 
+  // The index of the deployment `key` names (the scenario's own when absent).
+  int deployment(JsonObjectReader& r, const std::string& key, int absent) {
+    if (!r.has(key)) {
+      r.raw(key);
+      return absent;
+    }
+    const std::string name = r.required<std::string>(key);
+    std::vector<std::string> names;
+    for (size_t d = 0; d < limits_.deployments.size(); ++d) {
+      if (limits_.deployments[d].name == name) return static_cast<int>(d);
+      names.push_back(limits_.deployments[d].name);
+    }
+    r.fail(key, "\"" + name + "\" is not a deployment of this scenario" +
+                    did_you_mean(name, names) + "; it has " + join_quoted(names) +
+                    " (add more under the scenario's \"deployments\")");
+  }
+
+  // A call on deployment d must fit its max_model_len with the least it can carry.
+  void check_fits(JsonObjectReader& r, const std::string& key, int d, double least) {
+    const DeploymentLimit& limit = limits_.deployments[static_cast<size_t>(d)];
+    if (limit.max_model_len > 0 && system_prompt_tokens_ + least > limit.max_model_len) {
+      const std::string knob =
+          d == 0 ? "engine.max_model_len"
+                 : "deployments[" + std::to_string(d - 1) + "].engine.max_model_len";
+      r.fail(key, "cannot fit max_model_len " + std::to_string(limit.max_model_len) + " of \"" +
+                      limit.name + "\": the system prompt (" +
+                      std::to_string(system_prompt_tokens_) +
+                      ") + the least new and output tokens (" + format_number(least) +
+                      ") exceed it; shorten them or raise " + knob);
+    }
+  }
+
   StepSpec llm(JsonObjectReader& r, const std::string& path) {
     StepSpec s = node(StepKind::kLlm, path);
-    const std::string deployment = r.optional<std::string>("deployment", limits_.deployment);
-    if (deployment != limits_.deployment) {
-      r.fail("deployment", "\"" + deployment + "\" is not a deployment of this scenario; a " +
-                               "simulation holds one deployment, \"" + limits_.deployment +
-                               "\" (omit the key)");
+    s.llm.deployment = deployment(r, "deployment", 0);
+    s.llm.fallback = deployment(r, "fallback", -1);
+    if (s.llm.fallback == s.llm.deployment) {
+      r.fail("fallback", "names the step's own deployment; name another one, or omit it");
     }
     s.llm.new_tokens = length(r, "new_tokens");
     s.llm.output_tokens = length(r, "output_tokens");
@@ -134,12 +175,8 @@ class StepParser {
     r.raw("cache");
     const double least = least_length(s.llm.new_tokens) + least_length(s.llm.output_tokens);
     least_llm_growth_ = std::min(least_llm_growth_, static_cast<int>(least));
-    if (limits_.max_model_len > 0 && system_prompt_tokens_ + least > limits_.max_model_len) {
-      r.fail("new_tokens", "cannot fit max_model_len " + std::to_string(limits_.max_model_len) +
-                               ": the system prompt (" + std::to_string(system_prompt_tokens_) +
-                               ") + the least new and output tokens (" + format_number(least) +
-                               ") exceed it; shorten them or raise engine.max_model_len");
-    }
+    check_fits(r, "new_tokens", s.llm.deployment, least);
+    if (s.llm.fallback >= 0) check_fits(r, "fallback", s.llm.fallback, least);
     return s;
   }
 

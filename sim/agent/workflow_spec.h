@@ -8,7 +8,8 @@
 // (an empty sequence). A loop's body, a branch's arms and a workflow's "steps" are sequences.
 // Parsing checks what is knowable before the run: unknown step ids, loops without a cap,
 // probabilities outside [0, 1], a summary no shorter than the history it replaces, a first
-// prompt that cannot fit max_model_len, an llm step naming another deployment; each a
+// prompt that cannot fit its deployment's max_model_len, an llm step naming a deployment the
+// scenario does not have; each a
 // one-line ConfigError naming the step's path (and id) and the fix.
 // Value type, immutable after parsing; thread-safe to share.
 #pragma once
@@ -33,6 +34,11 @@ struct LlmStepSpec {
   // "optional": a call that fails (refused, timed out, after its retries) skips the step and
   // the session goes on without its answer (graceful degradation), instead of failing.
   bool optional = false;
+  int deployment = 0;  // index into AgentLimits::deployments ("deployment", by name)
+  // "fallback": a deployment that takes the call once when it fails on `deployment` (refused,
+  // timed out, after its retries), e.g. a smaller model when the large one is overloaded;
+  // -1 = none. Only when the fallback fails too does the step fail (or skip, if optional).
+  int fallback = -1;
   LlmCacheSpec cache;  // a response cache consulted before the call; disabled by default
 };
 
@@ -71,9 +77,16 @@ struct ContextPolicySpec {
   int subtask_summary_tokens = 0;  // a subtask's end keeps this much of its last answer
 };
 
+// A deployment an llm step may call: its name and the longest prompt + output it serves.
+struct DeploymentLimit {
+  std::string name;
+  int max_model_len = 0;  // tokens; 0 = no check
+};
+
 struct AgentLimits {
-  std::string deployment;            // the scenario's one deployment (its model's name)
-  int max_model_len = 0;             // tokens; 0 = no check
+  // The scenario's deployments: [0] its own (named after its model), then its "deployments"
+  // in order, so an llm step's deployment index is the RequestSpec's.
+  std::vector<DeploymentLimit> deployments;
   std::vector<std::string> tenants;  // service.tenants' names, in order; a workflow may name one
 };
 

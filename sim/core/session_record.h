@@ -89,6 +89,7 @@ struct SessionRecord {
   int tool_attempts = 0;      // attempts, retries included
   int tool_failures = 0;      // tool steps that failed after their retries
   int skipped_steps = 0;      // optional LLM steps whose call failed, skipped
+  int fallback_calls = 0;     // LLM calls re-sent to their step's fallback deployment
   int64_t input_tokens = 0;   // prompt tokens over the LLM calls
   int64_t output_tokens = 0;  // generated tokens over the LLM calls
   int64_t cached_tokens = 0;  // prompt tokens served from the prefix cache

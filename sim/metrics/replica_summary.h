@@ -50,6 +50,7 @@ struct HostKvSummary {
 
 struct ReplicaSummary {
   ReplicaRole role = ReplicaRole::kAggregated;
+  uint32_t deployment = 0;  // 0: the scenario's own deployment; k: its deployments[k - 1]
   int64_t steps = 0;
   double busy_s = 0;  // seconds inside steps (simulated, or wall clock on the engine)
   int64_t preemptions = 0;

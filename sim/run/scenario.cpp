@@ -279,16 +279,81 @@ void read_disaggregation(JsonObjectReader& r, SimulationConfig& c, const nlohman
   r.finish();
 }
 
+// One entry of "deployments": {"name", "model", "gpu", "parallel", "engine", "router"}; its
+// engine block is its own vLLM flags (a separate `vllm serve`), the deployment-wide keys stay
+// in the top-level engine block.
+DeploymentSpec read_deployment(JsonObjectReader& r, const std::string& base_dir,
+                               const Catalog& catalog) {
+  DeploymentSpec d;
+  d.name = r.required<std::string>("name");
+  if (d.name.empty()) r.fail("name", "must not be empty (llm steps call the deployment by it)");
+  d.model = catalog.resolve_model(name_or_path(r.required<std::string>("model"), base_dir));
+  d.gpu = catalog.resolve_gpu(name_or_path(r.required<std::string>("gpu"), base_dir));
+  if (r.has("parallel")) {
+    JsonObjectReader p(r.raw("parallel"), r.context() + ".parallel");
+    read_parallel(p, d.parallel);
+  } else {
+    r.raw("parallel");
+  }
+  if (r.has("engine")) {
+    const nlohmann::json& own = r.raw("engine");
+    if (!own.is_object()) r.fail("engine", "must be an object of engine flags");
+    for (const char* key : kDeploymentWideEngineKeys) {
+      if (own.contains(key)) {
+        r.fail(std::string("engine.") + key,
+               "applies to every deployment of the scenario: set it in the top-level engine "
+               "block");
+      }
+    }
+    SimulationConfig own_config;
+    JsonObjectReader e(own, r.context() + ".engine");
+    read_engine(e, own_config, catalog);
+    d.engine = own_config.engine;
+  } else {
+    r.raw("engine");
+  }
+  d.router = parse_router_policy(r.optional<std::string>("router", "round_robin"),
+                                 r.context() + ".router");
+  r.finish();
+  return d;
+}
+
+void read_deployments(const nlohmann::json& list, SimulationConfig& c, const std::string& origin,
+                      const std::string& base_dir, const Catalog& catalog) {
+  if (!list.is_array() || list.empty()) {
+    throw ConfigError(origin + ": deployments: must be a non-empty array of deployments "
+                      "({\"name\", \"model\", \"gpu\", ...}) that llm steps call by name");
+  }
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string path = origin + ": deployments[" + std::to_string(i) + "]";
+    if (!list[i].is_object()) throw ConfigError(path + ": must be an object");
+    JsonObjectReader r(list[i], path);
+    DeploymentSpec d = read_deployment(r, base_dir, catalog);
+    if (d.name == c.model.name) {
+      r.fail("name", "\"" + d.name + "\" is the scenario's own deployment (named after its " +
+                         "model); give this one another name");
+    }
+    for (const DeploymentSpec& other : c.deployments) {
+      if (other.name == d.name) r.fail("name", "\"" + d.name + "\" is used twice");
+    }
+    c.deployments.push_back(std::move(d));
+  }
+}
+
 // An agent workload's workflows are checked here as well as when the Simulation is built, so
 // the commands that parse scenarios before (or without) simulating them (plan, sweep) refuse a
 // bad workflow with the same one-line error. max_model_len is the engine's, resolved as the
 // memory plan resolves it.
 void check_agent_workload(const SimulationConfig& c) {
   if (c.workload.kind != WorkloadKind::kAgent) return;
-  const int max_model_len = c.engine.resolved_for(c.model, c.gpu).max_model_len;
-  std::vector<std::string> tenants;
-  for (const TenantSpec& t : c.service.tenants) tenants.push_back(t.name);
-  parse_agent_workload(c.workload, AgentLimits{c.model.name, max_model_len, tenants});
+  AgentLimits limits;
+  limits.deployments.push_back(
+      {c.model.name, c.engine.resolved_for(c.model, c.gpu).max_model_len});
+  for (const DeploymentSpec& d : c.deployments) {
+    limits.deployments.push_back({d.name, d.engine.resolved_for(d.model, d.gpu).max_model_len});
+  }
+  for (const TenantSpec& t : c.service.tenants) limits.tenants.push_back(t.name);
+  parse_agent_workload(c.workload, limits);
 }
 
 }  // namespace
@@ -388,6 +453,11 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
   } else {
     r.raw("disaggregation");
   }
+  if (r.has("deployments")) {
+    read_deployments(r.raw("deployments"), c, origin, base_dir, catalog);
+  } else {
+    r.raw("deployments");
+  }
   if (r.has("slo")) {
     JsonObjectReader sl(r.raw("slo"), origin + ": slo");
     read_slo(sl, c.metrics.slo);
@@ -431,6 +501,7 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
     c.seed = c.workload.seed;
   }
   r.finish();
+  check_deployments(c);
   check_agent_workload(c);
   return s;
 }

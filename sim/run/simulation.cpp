@@ -75,17 +75,22 @@ class Simulation::Driver final : public EventHandler,
       replicas_.emplace_back(std::make_unique<Replica>(
           static_cast<int>(num_prefill_) + r, sim.scheduler_config_, *sim.cost_model_, options));
     }
+    num_own_ = static_cast<uint32_t>(replicas_.size());
+    wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
+    add_deployments(options);
     if (sim.scheduler_config_.num_host_kv_blocks > 0) {
       host_links_.assign(replicas_.size(),
                          HostKvLink(sim.host_kv_bandwidth_Bps(), kHostKvLatency_s));
     }
     loads_.resize(replicas_.size());
-    wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
     if (c.service.enabled) {
       const uint32_t clients = TenantAssigner::partitioned_clients(c.workload);
+      std::vector<std::string> deployments;
+      if (!c.deployments.empty()) deployments.push_back(c.model.name);
+      for (const DeploymentSpec& more : c.deployments) deployments.push_back(more.name);
       service_ = std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_,
-                                               *this, clients);
+                                               *this, clients, deployments);
     }
   }
 
@@ -114,6 +119,15 @@ class Simulation::Driver final : public EventHandler,
         result.replicas.back().role = prefill ? ReplicaRole::kPrefill : ReplicaRole::kDecode;
       }
       result.extrapolated_steps += replica->extrapolated_steps();
+    }
+    for (size_t k = 0; k < deployment_metrics_.size(); ++k) {
+      const std::string& name =
+          k == 0 ? sim_.config_.model.name : sim_.config_.deployments[k - 1].name;
+      result.deployments.push_back({name, deployment_metrics_[k].summary()});
+      if (k == 0) continue;
+      for (uint32_t r = ends_[k - 1]; r < ends_[k]; ++r) {
+        result.replicas[r].deployment = static_cast<uint32_t>(k);
+      }
     }
     result.sessions = session_summary_of(*source_);
     result.fingerprint = loop_.fingerprint().hex();
@@ -174,7 +188,7 @@ class Simulation::Driver final : public EventHandler,
     if (service_) {
       service_->on_engine_token(request.id);
     } else if (gap_s) {
-      report_.inter_token_gap(request, *gap_s);
+      inter_token_gap(request, *gap_s);
     }
   }
 
@@ -194,8 +208,15 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void deliver(const RequestSpec& request, double now_s) override {
+    if (request.deployment > 0) {
+      const size_t k = request.deployment;
+      const uint32_t target = route(deployment_routers_[k - 1], request, ends_[k - 1], ends_[k]);
+      replicas_[target]->admit(request, now_s, *this);
+      try_start(target);
+      return;
+    }
     const uint32_t target =
-        route(router_, request, 0, num_prefill_ > 0 ? num_prefill_ : replicas_.size());
+        route(router_, request, 0, num_prefill_ > 0 ? num_prefill_ : num_own_);
     if (num_prefill_ > 0) {
       flow_.arrived(request, now_s);
       originals_.insert_or_assign(request.id, request);
@@ -213,6 +234,7 @@ class Simulation::Driver final : public EventHandler,
   void complete(const RequestSpec& request, const RequestRecord& record, double now_s) override {
     ++done_;
     report_.request_left(record);
+    if (!deployment_metrics_.empty()) deployment_metrics_[request.deployment].add(record);
     const double client_done_s = record.status == RequestOutcome::kOk
                                      ? now_s
                                      : std::max(now_s, record.arrival_s + kMinClientTurnaround_s);
@@ -232,10 +254,49 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void client_gap(const RequestSpec& request, double gap_s) override {
-    report_.inter_token_gap(request, gap_s);
+    inter_token_gap(request, gap_s);
   }
 
  private:
+  // The scenario's more deployments' replicas, after its own (each with its own speculative
+  // model, router and metrics); their requests' metrics apart from the own deployment's.
+  void add_deployments(const ReplicaOptions& own_options) {
+    const SimulationConfig& c = sim_.config_;
+    if (c.deployments.empty()) return;
+    MetricsOptions own_metrics = c.metrics;
+    own_metrics.num_gpus = c.parallel.total_gpus();
+    own_metrics.price_per_gpu_hour = c.gpu.price_per_hour_usd;
+    deployment_metrics_.emplace_back(own_metrics);
+    ends_.push_back(num_own_);
+    for (size_t k = 0; k < c.deployments.size(); ++k) {
+      const DeploymentSpec& d = c.deployments[k];
+      const Role& role = sim_.deployments_[k];
+      ReplicaOptions options = own_options;
+      options.vocab_size = d.model.vocab_size;
+      options.sliding_window = d.model.sliding_window;
+      options.speculative = make_speculative_cost_model(d.model, d.gpu, d.parallel,
+                                                        role.plan.engine, c.roofline);
+      for (int r = 0; r < d.parallel.replicas(); ++r) {
+        replicas_.emplace_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()),
+                                                         role.scheduler, *role.cost_model,
+                                                         options));
+      }
+      ends_.push_back(static_cast<uint32_t>(replicas_.size()));
+      deployment_routers_.emplace_back(d.router, c.seed ^ (0x6465706c6f79ULL + k));
+      MetricsOptions metrics = c.metrics;
+      metrics.num_gpus = d.parallel.total_gpus();
+      metrics.price_per_gpu_hour = d.gpu.price_per_hour_usd;
+      deployment_metrics_.emplace_back(metrics);
+    }
+  }
+
+  void inter_token_gap(const RequestSpec& request, double gap_s) {
+    report_.inter_token_gap(request, gap_s);
+    if (!deployment_metrics_.empty()) {
+      deployment_metrics_[request.deployment].add_itl(gap_s, request.id, request.arrival_s);
+    }
+  }
+
   // What a prefill instance reports: its token is not the client's (the decode instance
   // samples the first one again), and its finishing hands the request on.
   class PrefillSide final : public ReplicaListener {
@@ -288,7 +349,7 @@ class Simulation::Driver final : public EventHandler,
     if (it == originals_.end()) return;  // aborted on the way; its prefill blocks are freed
     const RequestSpec request = std::move(it->second);
     originals_.erase(it);
-    const uint32_t d = route(decode_router_, request, num_prefill_, replicas_.size());
+    const uint32_t d = route(decode_router_, request, num_prefill_, num_own_);
     replicas_[d]->admit(request, loop_.now_s(), *this, KvTransfer::kLoadPrompt);
     try_start(d);
   }
@@ -399,7 +460,7 @@ class Simulation::Driver final : public EventHandler,
 
   void try_start(uint32_t r) {
     const ParallelConfig& parallel = sim_.config_.parallel;
-    if (parallel.lockstep()) {
+    if (parallel.lockstep() && r < num_own_) {
       // Once every request of this instant has reached its replica (a kDispatch event at the
       // same time runs after them), so that replicas given work together start together.
       const uint32_t group = r / static_cast<uint32_t>(parallel.dp);
@@ -469,6 +530,12 @@ class Simulation::Driver final : public EventHandler,
   RunReport report_;
   PrefillSide prefill_side_;
   uint32_t num_prefill_ = 0;  // replicas [0, num_prefill_) are prefill instances
+  uint32_t num_own_ = 0;      // replicas [0, num_own_) are the scenario's own deployment's
+  // With more deployments, deployment k's replicas end at ends_[k] (ends_[0] = num_own_): a
+  // more deployment k's are [ends_[k - 1], ends_[k]).
+  std::vector<uint32_t> ends_;
+  std::vector<Router> deployment_routers_;             // per more deployment
+  std::vector<MetricsCollector> deployment_metrics_;  // per deployment, own first; or none
   DisaggregatedFlow flow_;
   // Disaggregated requests as sent, until handed to a decode instance.
   std::unordered_map<uint64_t, RequestSpec> originals_;
@@ -510,6 +577,43 @@ void check_run_settings(const SimulationConfig& config) {
   }
   if (!(config.sample_interval_s >= 0)) {
     throw ConfigError("metrics.sample_interval_s must be >= 0");
+  }
+}
+
+void check_deployments(const SimulationConfig& config) {
+  if (config.deployments.empty()) return;
+  if (config.workload.kind != WorkloadKind::kAgent) {
+    throw ConfigError(
+        "deployments: only an agent workload's llm steps call another deployment (by its "
+        "\"deployment\"); other workloads send every request to the scenario's own: remove "
+        "\"deployments\" or simulate each deployment apart");
+  }
+  if (config.disaggregation.enabled) {
+    throw ConfigError(
+        "deployments with disaggregation are not modelled yet: make the scenario's own "
+        "deployment aggregated, or simulate the two apart");
+  }
+  const nlohmann::json& agent = config.workload.agent;
+  if (agent.is_object() && ((agent.contains("record_trace") && agent.at("record_trace") == true) ||
+                            agent.contains("trace"))) {
+    throw ConfigError(
+        "deployments: a session trace has no deployment per call yet, so one run with several "
+        "deployments can neither record nor replay one (drop agent.record_trace / agent.trace)");
+  }
+  for (size_t k = 0; k < config.deployments.size(); ++k) {
+    const DeploymentSpec& d = config.deployments[k];
+    const std::string where = "deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): ";
+    if (d.engine.kv_offloading_size_gib) {
+      throw ConfigError(where +
+                        "engine.kv_offloading_size_gib is modelled on the scenario's own "
+                        "deployment only: remove it here");
+    }
+    if (d.parallel.lockstep()) {
+      throw ConfigError(where +
+                        "expert parallelism over several data-parallel replicas is modelled on "
+                        "the scenario's own deployment only: set data_parallel_size 1 or "
+                        "enable_expert_parallel false here");
+    }
   }
 }
 
@@ -573,7 +677,35 @@ void Simulation::build_disaggregated() {
   }
 }
 
+// Each more deployment is sized and priced on its own model and GPU, by the roofline: a
+// calibrated profile describes the scenario's own model and GPU.
+void Simulation::build_deployments(bool price_given) {
+  check_deployments(config_);
+  double gpus = config_.metrics.num_gpus;
+  double price = gpus * config_.metrics.price_per_gpu_hour;
+  for (size_t k = 0; k < config_.deployments.size(); ++k) {
+    const DeploymentSpec& d = config_.deployments[k];
+    Role& role = deployments_.emplace_back();
+    try {
+      role.plan = MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine);
+      role.scheduler = scheduler_config_for(config_, role.plan);
+      const CostModelChoice choice{nullptr, config_.calibrated, config_.roofline};
+      role.cost_model = make_cost_model(choice, d.model, d.gpu, d.parallel, role.plan.engine);
+    } catch (const ConfigError& e) {
+      throw ConfigError("deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): " +
+                        e.what());
+    }
+    const int own = d.parallel.total_gpus();
+    gpus += own;
+    price += own * d.gpu.price_per_hour_usd;
+  }
+  config_.metrics.num_gpus = static_cast<int>(gpus);
+  // The scenario's price_per_gpu_hour holds for every GPU; else each GPU's own, averaged.
+  if (!price_given) config_.metrics.price_per_gpu_hour = price / gpus;
+}
+
 Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
+  const bool price_given = config_.metrics.price_per_gpu_hour != 0;
   if (config_.disaggregation.enabled) {
     build_disaggregated();
   } else {
@@ -584,6 +716,7 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
       config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
     }
   }
+  if (!config_.deployments.empty()) build_deployments(price_given);
   check_run_settings(config_);
   if (plan_.num_host_kv_blocks > 0 && !(host_kv_bandwidth_Bps() > 0)) {
     throw ConfigError(
@@ -604,9 +737,14 @@ AgentLimits Simulation::agent_limits() const {
   if (config_.disaggregation.enabled) {
     max_model_len = std::min(max_model_len, prefill_.scheduler.max_model_len);
   }
-  std::vector<std::string> tenants;
-  for (const TenantSpec& t : config_.service.tenants) tenants.push_back(t.name);
-  return {config_.model.name, max_model_len, tenants};
+  AgentLimits limits;
+  limits.deployments.push_back({config_.model.name, max_model_len});
+  for (size_t k = 0; k < deployments_.size(); ++k) {
+    limits.deployments.push_back(
+        {config_.deployments[k].name, deployments_[k].scheduler.max_model_len});
+  }
+  for (const TenantSpec& t : config_.service.tenants) limits.tenants.push_back(t.name);
+  return limits;
 }
 
 Simulation::~Simulation() = default;

@@ -36,6 +36,7 @@
 #include "sim/metrics/replica_summary.h"
 #include "sim/service/service_spec.h"
 #include "sim/service/station.h"
+#include "sim/serving/deployment_spec.h"
 #include "sim/serving/disaggregation_spec.h"
 #include "sim/serving/router.h"
 #include "sim/workload/workload.h"
@@ -61,6 +62,9 @@ struct SimulationConfig {
   // Prefill/decode disaggregation: when enabled, its roles replace gpu, parallel and engine
   // (which stay the defaults the roles were read from).
   DisaggregationSpec disaggregation;
+  // More deployments, each its own cluster, that an agent workload's llm steps call by name
+  // (RequestSpec::deployment k is deployments[k - 1]); the fields above are deployment 0's.
+  std::vector<DeploymentSpec> deployments;
   WorkloadSpec workload;
   // The request path above the engine (network, gateway, API server, stages); disabled
   // ("service": "none"): requests reach the engine when sent.
@@ -69,6 +73,13 @@ struct SimulationConfig {
   double sample_interval_s = 1;  // seconds between time-series samples; 0 = none
   double step_warmup_s = 0;      // stepped workloads: seconds left out at each step's start
   uint64_t seed = 0;             // router and anything else random outside the workload
+};
+
+// One deployment's share of a run with several: the requests sent to it, as MetricsSummary
+// counts them (its own GPUs and price per GPU for the per-GPU and cost figures).
+struct DeploymentResult {
+  std::string name;  // the scenario's own model name, or the deployment's "name"
+  MetricsSummary summary;
 };
 
 struct SimulationResult {
@@ -84,6 +95,8 @@ struct SimulationResult {
   std::vector<StationStats> stations;      // the service path's stations; empty without one
   std::optional<SessionSummary> sessions;  // agent workloads: the sessions' metrics
   std::vector<TenantSummary> tenants;      // per service tenant; empty without tenants
+  // With more deployments: each one's requests, the scenario's own first; else empty.
+  std::vector<DeploymentResult> deployments;
 };
 
 // The scheduler settings a deployment runs with: vLLM's flags as the memory plan resolved
@@ -95,6 +108,11 @@ SchedulerConfig scheduler_config_for(const SimulationConfig& config, const Memor
 // The run's own settings (static-batch timeout, sample interval) as both serving loops check
 // them. Throws ConfigError naming the key.
 void check_run_settings(const SimulationConfig& config);
+
+// More deployments are for agent workloads on aggregated deployments: a ConfigError names
+// what else the config has (another workload, disaggregation) and, per deployment, what it
+// cannot have yet (KV offload, expert parallelism over several replicas).
+void check_deployments(const SimulationConfig& config);
 
 class Simulation {
  public:
@@ -111,6 +129,11 @@ class Simulation {
   const CostModel& cost_model() const { return *cost_model_; }
   const MemoryPlan& prefill_memory_plan() const { return prefill_.plan; }
   const SchedulerConfig& prefill_scheduler_config() const { return prefill_.scheduler; }
+  // config().deployments[k]'s.
+  const MemoryPlan& deployment_memory_plan(size_t k) const { return deployments_[k].plan; }
+  const SchedulerConfig& deployment_scheduler_config(size_t k) const {
+    return deployments_[k].scheduler;
+  }
   // What an agent workload's llm steps are checked against: this deployment.
   AgentLimits agent_limits() const;
   // KV offload: bytes/s per direction of each GPU's host link
@@ -130,12 +153,14 @@ class Simulation {
                   const EngineConfig& engine, MemoryPlan& plan, SchedulerConfig& scheduler,
                   std::unique_ptr<CostModel>& cost_model) const;
   void build_disaggregated();
+  void build_deployments(bool price_given);
 
   SimulationConfig config_;
   MemoryPlan plan_;
   SchedulerConfig scheduler_config_;
   std::unique_ptr<CostModel> cost_model_;
   Role prefill_;  // disaggregated deployments only
+  std::vector<Role> deployments_;  // config_.deployments' (deployment k + 1)
 };
 
 }  // namespace servesim

@@ -31,7 +31,8 @@ uint64_t attempt_key(uint64_t id, int attempt) {
 }  // namespace
 
 ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop,
-                         ServicePathHost& host, uint32_t tenant_clients)
+                         ServicePathHost& host, uint32_t tenant_clients,
+                         const std::vector<std::string>& deployments)
     : spec_(spec),
       loop_(loop),
       host_(host),
@@ -45,10 +46,15 @@ ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop
   };
   if (spec_.gateway) add(*spec_.gateway, "gateway", spec_.gateway->workers);
   first_frontend_ = stations_.size();
-  num_frontends_ = static_cast<size_t>(spec_.frontend.station.workers);
-  for (size_t p = 0; p < num_frontends_; ++p) {
-    add(spec_.frontend.station, num_frontends_ == 1 ? "frontend" : "frontend#" + std::to_string(p),
-        1);
+  frontends_per_deployment_ = static_cast<size_t>(spec_.frontend.station.workers);
+  const size_t groups = std::max<size_t>(1, deployments.size());
+  num_frontends_ = frontends_per_deployment_ * groups;
+  for (size_t g = 0; g < groups; ++g) {
+    const std::string name = groups == 1 ? "frontend" : "frontend " + deployments[g];
+    for (size_t p = 0; p < frontends_per_deployment_; ++p) {
+      add(spec_.frontend.station,
+          frontends_per_deployment_ == 1 ? name : name + "#" + std::to_string(p), 1);
+    }
   }
   first_stage_ = stations_.size();
   for (const StationSpec& s : spec_.stages) add(s, s.name, s.workers);
@@ -80,8 +86,9 @@ double ServicePath::variability(size_t station) {
   return lognormal_factor(station_specs_[station]->cv, station_rngs_[station]);
 }
 
-size_t ServicePath::frontend_station(uint64_t key) const {
-  return first_frontend_ + static_cast<size_t>(key % num_frontends_);
+size_t ServicePath::frontend_station(uint64_t key, uint32_t deployment) const {
+  return first_frontend_ + deployment * frontends_per_deployment_ +
+         static_cast<size_t>(key % frontends_per_deployment_);
 }
 
 // Hops in order: the gateway (if any), the request's API server process, then each stage;
@@ -89,7 +96,7 @@ size_t ServicePath::frontend_station(uint64_t key) const {
 size_t ServicePath::hop_station(const Flight& f) const {
   const size_t h = static_cast<size_t>(f.hop);
   if (h < first_frontend_) return 0;
-  if (h == first_frontend_) return frontend_station(f.key);
+  if (h == first_frontend_) return frontend_station(f.key, f.spec.deployment);
   return first_stage_ + (h - first_frontend_ - 1);
 }
 
@@ -417,7 +424,8 @@ void ServicePath::retry_wake(uint64_t key, double now_s) {
 void ServicePath::on_engine_token(uint64_t id) {
   const auto it = flights_.find(id);
   if (it == flights_.end()) return;
-  step_tokens_[frontend_station(id) - first_frontend_].push_back(&it->second);
+  step_tokens_[frontend_station(id, it->second.spec.deployment) - first_frontend_].push_back(
+      &it->second);
 }
 
 void ServicePath::on_engine_step_end(double now_s) {

@@ -55,6 +55,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -88,8 +89,11 @@ class ServicePath {
  public:
   // REQUIRES: spec.enabled. tenant_clients: the closed-loop clients the tenants partition
   // (TenantAssigner::partitioned_clients); 0 for an open loop, whose arrivals draw theirs.
+  // deployments: with several (SimulationConfig::deployments), their names, the own first:
+  // each is a `vllm serve` of its own, so each has its own API server processes (stations
+  // "frontend NAME"), and a request goes through those of its RequestSpec::deployment.
   ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop, ServicePathHost& host,
-              uint32_t tenant_clients = 0);
+              uint32_t tenant_clients = 0, const std::vector<std::string>& deployments = {});
   ServicePath(const ServicePath&) = delete;  // stations point into spec_
   ServicePath& operator=(const ServicePath&) = delete;
 
@@ -190,7 +194,7 @@ class ServicePath {
   void output_done(uint64_t job, double now_s);
   RateLimitKind refusing_limit(Flight& f, double now_s);
   size_t hop_station(const Flight& f) const;
-  size_t frontend_station(uint64_t key) const;
+  size_t frontend_station(uint64_t key, uint32_t deployment) const;
   RequestRecord client_record(const Flight& f) const;
 
   ServiceSpec spec_;
@@ -201,7 +205,8 @@ class ServicePath {
   std::vector<const StationSpec*> station_specs_;  // into spec_, per station
   std::vector<Rng> station_rngs_;
   size_t first_frontend_ = 0;
-  size_t num_frontends_ = 1;
+  size_t num_frontends_ = 1;      // API server processes of every deployment
+  size_t frontends_per_deployment_ = 1;
   size_t first_stage_ = 0;
   std::optional<TokenBucket> request_bucket_;
   std::optional<TokenBucket> token_bucket_;

@@ -58,6 +58,9 @@ struct RequestSpec {
   int priority = 0;              // vLLM's request priority: smaller is served first under
                                  // --scheduling-policy priority (vLLM V1, 0.12); 0 = default
   std::vector<uint64_t> block_hashes;  // Mooncake traces only: hash id per 512-token block
+  // Agent calls only: the deployment the call goes to; 0 is the scenario's own, k its
+  // deployments[k - 1] (SimulationConfig::deployments).
+  uint32_t deployment = 0;
   // Agent calls only: 1 + the id of the session that made the call (0: not an agent call).
   // prefix_affinity routes a session's calls to one replica, where its context is cached.
   uint64_t agent_session = 0;

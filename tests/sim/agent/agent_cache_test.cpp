@@ -194,7 +194,7 @@ TEST(AgentCache, ReportShowsHitRatesAndLookups) {
 
 std::string cache_error(const json& step) {
   try {
-    AgentSpec::from_json(one_workflow(step), "workload.agent", "", {"m", 0, {}});
+    AgentSpec::from_json(one_workflow(step), "workload.agent", "", {{{"m", 0}}, {}});
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;

@@ -50,7 +50,7 @@ inline WorkloadSpec workload_of(const nlohmann::json& agent, const nlohmann::jso
 
 // With `spans`, the sessions record their calls' spans (Observer::wants_session_spans).
 inline Run run_agent(const WorkloadSpec& workload, const FakeEngine& engine = {},
-                     const AgentLimits& limits = {"m", 0, {}}, bool spans = false) {
+                     const AgentLimits& limits = {{{"m", 0}}, {}}, bool spans = false) {
   const AgentSpec spec = AgentSpec::from_json(workload.agent, "workload.agent", "", limits);
   Recorder recorder(spans);
   AgentSource source(workload, spec, recorder);

@@ -174,7 +174,7 @@ TEST(AgentSimulation, WorkflowsAreCheckedWhenTheScenarioIsParsed) {
   const std::string at_parse = config_error_of([&] { parse_scenario(j, "", "test", Catalog()); });
   const WorkloadSpec workload = WorkloadSpec::from_json(j["workload"], "", "workload");
   const std::string at_run = config_error_of([&] {
-    parse_agent_workload(workload, AgentLimits{"Llama-2-7B", 600, {}});
+    parse_agent_workload(workload, AgentLimits{{{"Llama-2-7B", 600}}, {}});
   });
   EXPECT_NE(at_parse.find("workload.agent.workflows[0].steps[0]: new_tokens cannot fit "
                           "max_model_len 600"),

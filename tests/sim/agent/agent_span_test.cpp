@@ -37,7 +37,7 @@ json sequence(const json& steps) {
 }
 
 agent_test::Run run_with_spans(const json& agent, const FakeEngine& engine = {}) {
-  return run_agent(workload_of(agent, poisson(1)), engine, {"m", 0, {}}, true);
+  return run_agent(workload_of(agent, poisson(1)), engine, {{{"m", 0}}, {}}, true);
 }
 
 // The record's invariants for an ok session with spans (session_record.h).

@@ -12,7 +12,7 @@ using agent_test::one_workflow;
 using agent_test::tool;
 using nlohmann::json;
 
-std::string error_of(const json& agent, const AgentLimits& limits = {"m", 0, {}}) {
+std::string error_of(const json& agent, const AgentLimits& limits = {{{"m", 0}}, {}}) {
   try {
     AgentSpec::from_json(agent, "workload.agent", "", limits);
   } catch (const ConfigError& e) {
@@ -100,16 +100,16 @@ TEST(AgentSpecErrors, SummaryLongerThanTheHistory) {
 
 TEST(AgentSpecErrors, PromptThatCannotFitMaxModelLen) {
   const json agent = one_workflow(llm(100, 50), 1, {{"system_prompt_tokens", 900}});
-  const std::string e = error_of(agent, {"m", 1024, {}});
+  const std::string e = error_of(agent, {{{"m", 1024}}, {}});
   EXPECT_HAS(e, "steps[0]: new_tokens cannot fit max_model_len 1024");
   EXPECT_HAS(e, "raise engine.max_model_len");
-  EXPECT_EQ(error_of(agent, {"m", 1050, {}}), "no error");
+  EXPECT_EQ(error_of(agent, {{{"m", 1050}}, {}}), "no error");
 }
 
 TEST(AgentSpecErrors, AnotherDeployment) {
   json call = llm(10, 10);
   call["deployment"] = "reviewer";
-  EXPECT_HAS(error_of(one_workflow(call), {"Llama-3.1-8B", 0, {}}),
+  EXPECT_HAS(error_of(one_workflow(call), {{{"Llama-3.1-8B", 0}}, {}}),
              "deployment \"reviewer\" is not a deployment of this scenario");
 }
 

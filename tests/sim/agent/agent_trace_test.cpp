@@ -211,7 +211,7 @@ std::string trace_error(const std::string& lines, const json& extra = json::obje
   json agent = {{"trace", path}};
   agent.update(extra);
   try {
-    AgentSpec::from_json(agent, "workload.agent", "", {"m", 0, {}});
+    AgentSpec::from_json(agent, "workload.agent", "", {{{"m", 0}}, {}});
   } catch (const ConfigError& e) {
     const std::string what = e.what();
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
@@ -255,7 +255,7 @@ TEST(SessionTrace, BadLinesNameFileAndLine) {
   EXPECT_HAS(trace_error(ok, json{{"record_trace", true}}), "record_trace is not supported");
   try {
     AgentSpec::from_json(json{{"trace", "/nonexistent/t.jsonl"}}, "workload.agent", "",
-                         {"m", 0, {}});
+                         {{{"m", 0}}, {}});
     ADD_FAILURE();
   } catch (const ConfigError& e) {
     EXPECT_HAS(std::string(e.what()), "/nonexistent/t.jsonl: cannot open the session trace");
@@ -267,10 +267,10 @@ TEST(SessionTrace, RecordedStartsNeedAnOpenLoop) {
       temp_file("closed.jsonl", R"({"session": 0, "calls": [{"type": "tool", "wait_s": 1}]})");
   json closed = {{"type", "closed"}, {"clients", 2}};
   const WorkloadSpec w = workload_of(json{{"sessions", 1}, {"trace", path}}, closed);
-  EXPECT_THROW(parse_agent_workload(w, {"m", 0, {}}), ConfigError);
+  EXPECT_THROW(parse_agent_workload(w, {{{"m", 0}}, {}}), ConfigError);
   const WorkloadSpec by_arrival =
       workload_of(json{{"sessions", 1}, {"trace", path}, {"trace_start", "arrival"}}, closed);
-  EXPECT_NO_THROW(parse_agent_workload(by_arrival, {"m", 0, {}}));
+  EXPECT_NO_THROW(parse_agent_workload(by_arrival, {{{"m", 0}}, {}}));
 }
 
 }  // namespace
