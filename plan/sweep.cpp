@@ -255,6 +255,7 @@ std::optional<SweepReport> run_shared_sweep(const nlohmann::json& scenario,
     const SimulationConfig& c = parsed.config;
     point.num_gpus =
         c.disaggregation.enabled ? c.disaggregation.total_gpus() : c.parallel.total_gpus();
+    for (const DeploymentSpec& d : c.deployments) point.num_gpus += d.parallel.total_gpus();
     try {
       Simulation simulation(parsed.config);
       StopObserver observer(stop_requested);

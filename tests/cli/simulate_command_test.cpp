@@ -107,5 +107,45 @@ TEST(SimulateCommand, BadScenariosGiveOneLineErrors) {
   }
 }
 
+// A run with more deployments: a line per deployment in the table, summary.json's
+// "deployments" (each its calls' metrics) and the replicas that name theirs, and the sessions'
+// fallback_calls column.
+TEST(SimulateCommand, EachDeploymentHasItsLineSummaryAndReplicas) {
+  const std::string scenario =
+      SERVESIM_SOURCE_DIR "/configs/scenarios/agent-planner-reviewer.json "
+                          "--set workload.agent.sessions=20";
+  const CliResult text = run_servesim("simulate " + scenario);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  deployment Llama-3.1-70B: Llama-3.1-70B on 4 x H100-SXM"),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("  deployment reviewer: Llama-3.1-8B on 1 x H100-SXM"),
+            std::string::npos);
+  EXPECT_NE(text.out.find("    calls 20 (20 completed); TTFT p50"), std::string::npos);
+  EXPECT_NE(text.out.find("frontend reviewer"), std::string::npos);
+
+  const fs::path dir = fs::temp_directory_path() / "servesim_simulate_deployments";
+  fs::remove_all(dir);
+  const CliResult r = run_servesim("simulate " + scenario + " --json --out " + dir.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["deployments"].size(), 2u);
+  EXPECT_EQ(j["deployments"][0]["name"], "Llama-3.1-70B");
+  EXPECT_EQ(j["deployments"][0]["gpus"], 4);
+  EXPECT_EQ(j["deployments"][1]["name"], "reviewer");
+  EXPECT_EQ(j["deployments"][1]["model"], "Llama-3.1-8B");
+  EXPECT_EQ(j["deployments"][1]["summary"]["completed"], 20);
+  EXPECT_GT(j["deployments"][0]["summary"]["completed"].get<int>(), 40);
+  EXPECT_GT(j["deployments"][1]["busy"].get<double>(), 0);
+  ASSERT_EQ(j["replicas"].size(), 2u);
+  EXPECT_FALSE(j["replicas"][0].contains("deployment"));
+  EXPECT_EQ(j["replicas"][1]["deployment"], "reviewer");
+  std::ifstream sessions(dir / "sessions.csv");
+  std::string header;
+  std::getline(sessions, header);
+  EXPECT_EQ(header.substr(header.size() - 28), "skipped_steps,fallback_calls");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace servesim::testing

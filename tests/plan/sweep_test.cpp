@@ -171,6 +171,22 @@ TEST(Sweep, ADisaggregatedPointCountsTheGpusOfBothRoles) {
   EXPECT_EQ(r.points[1].num_gpus, 5);  // 3 x TP 1 + 1 x TP 2
 }
 
+// A point with more deployments counts their GPUs too (the column gave the scenario's own).
+TEST(Sweep, APointCountsTheGpusOfEveryDeployment) {
+  SweepOptions o;
+  o.axes = {parse_sweep_axis(
+      R"(deployments=[{"name":"reviewer","model":"Llama-3.1-8B","gpu":"H100-SXM"}],)"
+      R"([{"name":"reviewer","model":"Llama-3.1-8B","gpu":"H100-SXM",)"
+      R"("parallel":{"data_parallel_size":2}}])")};
+  o.overrides = {"workload.agent.sessions=10"};
+  const SweepReport r = run_sweep(
+      SERVESIM_SOURCE_DIR "/configs/scenarios/agent-planner-reviewer.json", o, Catalog());
+  ASSERT_EQ(r.points.size(), 2u);
+  ASSERT_TRUE(r.points[0].error.empty()) << r.points[0].error;
+  EXPECT_EQ(r.points[0].num_gpus, 5);  // TP 4 + 1
+  EXPECT_EQ(r.points[1].num_gpus, 6);  // TP 4 + 2 replicas
+}
+
 TEST(Sweep, AMisspeltKeyAbortsWithTheKeyNamed) {
   SweepOptions o;
   o.axes = {parse_sweep_axis("engine.max_num_seq=8,16")};
