@@ -29,7 +29,13 @@ AgentSource::AgentSource(const WorkloadSpec& workload, const AgentSpec& agent, O
   for (size_t p = 0; p < kPurposes; ++p)
     rngs_.push_back(Rng(workload.seed).fork(kSessionStreams + p));
   for (const WorkflowSpec& w : agent.workflows) total_weight_ += w.weight;
-  if (workload.agent_closed_loop) {
+  if (workload.agent_closed_loop && !workload.steps.empty()) {
+    // Stepped: every user the largest step has; each starts when its first step comes.
+    const int users = *std::max_element(workload.steps.begin(), workload.steps.end());
+    for (int u = 0; u < users; ++u) {
+      push_timer({0.0, 0, TimerKind::kUserStart, 0, 0, static_cast<uint32_t>(u)});
+    }
+  } else if (workload.agent_closed_loop) {
     for (int u = 0; u < workload.clients; ++u) {
       const double at = workload.ramp_up_s * u / workload.clients;
       push_timer({at, 0, TimerKind::kUserStart, 0, 0, static_cast<uint32_t>(u)});
@@ -108,7 +114,13 @@ void AgentSource::advance_to(double now_s) {
     const Timer t = timers_.back();
     timers_.pop_back();
     if (t.kind == TimerKind::kUserStart) {
-      if (may_start(t.at_s)) start_session(t.user, t.at_s);
+      // A stepped user whose step leaves it out waits for the next step that counts it.
+      const std::optional<double> at = workload_.client_send_time(t.user, t.at_s);
+      if (at && *at > t.at_s) {
+        push_timer({*at, 0, TimerKind::kUserStart, 0, 0, t.user});
+      } else if (at && may_start(t.at_s)) {
+        start_session(t.user, t.at_s);
+      }
       continue;
     }
     const auto it = sessions_.find(t.session);
@@ -147,6 +159,7 @@ void AgentSource::start_session(uint32_t user, double now_s) {
 
 void AgentSource::issue_call(SessionRun& session, int frame, RequestSpec spec) {
   spec.arrival_s = now_s_;
+  spec.step_index = workload_.step_at(now_s_);
   if (const auto t = session_tenants_.find(session.record().id); t != session_tenants_.end()) {
     spec.tenant = static_cast<uint32_t>(t->second);
     spec.tenant_chosen = true;

@@ -8,7 +8,7 @@ RunReport::RunReport(const MetricsOptions& metrics, const WorkloadSpec& workload
                      double step_warmup_s, Observer& observer, std::vector<TenantLabel> tenants)
     : observer_(observer), metrics_(metrics) {
   if (!tenants.empty()) by_tenant_ = std::make_unique<TenantMetrics>(std::move(tenants), metrics);
-  if (workload.kind == WorkloadKind::kStepped) {
+  if (!workload.steps.empty()) {  // stepped requests, or stepped agent users
     by_step_ = std::make_unique<StepwiseMetrics>(static_cast<int>(workload.steps.size()),
                                                  workload.step_duration_s, step_warmup_s, metrics);
   }

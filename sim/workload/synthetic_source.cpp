@@ -58,19 +58,8 @@ void SyntheticSource::push(Pending p) {
   std::push_heap(heap_.begin(), heap_.end(), Later{});
 }
 
-std::optional<double> SyntheticSource::client_send_time(uint32_t client, double time_s) const {
-  if (spec_.kind != WorkloadKind::kStepped) return time_s;
-  const size_t steps = spec_.steps.size();
-  for (size_t k = static_cast<size_t>(std::max(0, spec_.step_at(time_s))); k < steps; ++k) {
-    if (static_cast<int>(client) < spec_.steps[k]) {
-      return std::max(time_s, static_cast<double>(k) * spec_.step_duration_s);
-    }
-  }
-  return std::nullopt;
-}
-
 void SyntheticSource::push_new_session(uint32_t client, double time_s) {
-  const std::optional<double> t = client_send_time(client, time_s);
+  const std::optional<double> t = spec_.client_send_time(client, time_s);
   if (!t) return;
   push(Pending{*t, 0, client, false, 0, 0, 1, 0, 0, 0});
 }

@@ -58,8 +58,6 @@ class SyntheticSource final : public RequestSource {
   bool capped() const { return spec_.num_requests > 0 && issued_ >= spec_.num_requests; }
   void push(Pending p);
   void push_new_session(uint32_t client, double time_s);
-  // Stepped: the time client c may send at or after time_s, if any step still allows it.
-  std::optional<double> client_send_time(uint32_t client, double time_s) const;
 
   WorkloadSpec spec_;
   Rng arrival_rng_;

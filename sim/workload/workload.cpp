@@ -111,13 +111,14 @@ WorkloadSpec parse_agent(WorkloadSpec& w, JsonObjectReader& r, const std::string
       arrival.is_object() && arrival.contains("type") && arrival["type"].is_string()
           ? arrival["type"].get<std::string>()
           : "";
-  if (type == "stepped") {
-    throw ConfigError(field(name, "arrival.type") +
-                      ": stepped arrivals do not start agent sessions yet; use closed or an "
-                      "open-loop process");
-  }
-  if (type == "closed") {
-    parse_closed(w, arrival, name, base_dir, false);
+  if (type == "closed" || type == "stepped") {
+    // Stepped: users, each running sessions while its step count includes it.
+    parse_closed(w, arrival, name, base_dir, type == "stepped");
+    if (type == "stepped" && has_duration) {
+      r.fail("duration_s",
+             "is not allowed with a stepped arrival (it lasts steps x step_duration_s)");
+    }
+    has_duration = has_duration || type == "stepped";
     w.agent_closed_loop = true;
   } else {
     w.arrival = ArrivalProcess::from_json(arrival, field(name, "arrival"));
@@ -259,9 +260,19 @@ WorkloadSpec WorkloadSpec::load(const std::string& path) {
 }
 
 int WorkloadSpec::step_at(double time_s) const {
-  if (kind != WorkloadKind::kStepped || steps.empty()) return 0;
+  if (steps.empty()) return 0;
   const double k = std::floor(time_s / step_duration_s);
   return static_cast<int>(std::clamp(k, 0.0, static_cast<double>(steps.size() - 1)));
+}
+
+std::optional<double> WorkloadSpec::client_send_time(uint32_t client, double time_s) const {
+  if (steps.empty()) return time_s;
+  for (size_t k = static_cast<size_t>(step_at(time_s)); k < steps.size(); ++k) {
+    if (static_cast<int>(client) < steps[k]) {
+      return std::max(time_s, static_cast<double>(k) * step_duration_s);
+    }
+  }
+  return std::nullopt;
 }
 
 std::unique_ptr<RequestSource> make_request_source(const WorkloadSpec& spec) {

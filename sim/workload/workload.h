@@ -96,8 +96,13 @@ struct WorkloadSpec {
   // Loads and parses a workload file; messages start with the file's path.
   static WorkloadSpec load(const std::string& path);
 
-  // Step a request arriving at time_s belongs to (stepped only; 0 otherwise).
+  // Step a request arriving at time_s belongs to (stepped schedules, of requests or of agent
+  // users; 0 otherwise).
   int step_at(double time_s) const;
+  // When a stepped schedule's client `client` may send (or start a session) at or after
+  // time_s: in the first step from time_s's on whose count includes it; nullopt when no later
+  // step does. time_s itself without a schedule.
+  std::optional<double> client_send_time(uint32_t client, double time_s) const;
 };
 
 // A fresh source; several made from one spec produce identical request streams.

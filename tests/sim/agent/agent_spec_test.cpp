@@ -151,7 +151,9 @@ TEST(AgentSpecErrors, WorkloadKeys) {
             "no error");
   EXPECT_HAS(workload_error({{"agent", agent}}), "arrival is required with \"agent\"");
   const json stepped = {{"type", "stepped"}, {"steps", {1}}, {"step_duration_s", 1}};
-  EXPECT_HAS(workload_error({{"arrival", stepped}, {"agent", agent}}), "stepped arrivals");
+  EXPECT_EQ(workload_error({{"arrival", stepped}, {"agent", endless}}), "no error");
+  EXPECT_HAS(workload_error({{"arrival", stepped}, {"agent", agent}, {"duration_s", 5}}),
+             "duration_s is not allowed with a stepped arrival");
   WorkloadSpec w = WorkloadSpec::from_json({{"arrival", poisson}, {"agent", agent}}, "", "w");
   EXPECT_THROW(make_request_source(w), ConfigError);
 }
