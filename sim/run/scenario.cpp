@@ -212,6 +212,20 @@ constexpr const char* kDeploymentWideEngineKeys[] = {"batching", "scheduling_pol
                                                      "static_batch_size", "static_batch_timeout_s",
                                                      "long_prefill_token_threshold"};
 
+// A role's or deployment's own "engine" block (REQUIRES: present): an object without the
+// keys that apply to `scope` as a whole ("the whole deployment", "every deployment ...").
+const nlohmann::json& own_engine_block(JsonObjectReader& r, const std::string& scope) {
+  const nlohmann::json& own = r.raw("engine");
+  if (!own.is_object()) r.fail("engine", "must be an object of engine flags");
+  for (const char* key : kDeploymentWideEngineKeys) {
+    if (own.contains(key)) {
+      r.fail(std::string("engine.") + key,
+             "applies to " + scope + ": set it in the top-level engine block");
+    }
+  }
+  return own;
+}
+
 // One role of "disaggregation": {"instances", "gpu", "tensor_parallel_size",
 // "pipeline_parallel_size", "engine"}, each defaulting to the scenario's own; the role's
 // engine keys override the top-level engine block's.
@@ -230,15 +244,7 @@ DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
   if (role.parallel.pp < 1) r.fail("pipeline_parallel_size", "must be >= 1");
   nlohmann::json merged = engine.is_object() ? engine : nlohmann::json::object();
   if (r.has("engine")) {
-    const nlohmann::json& own = r.raw("engine");
-    if (!own.is_object()) r.fail("engine", "must be an object of engine flags");
-    for (const char* key : kDeploymentWideEngineKeys) {
-      if (own.contains(key)) {
-        r.fail(std::string("engine.") + key,
-               "applies to the whole deployment: set it in the top-level engine block");
-      }
-    }
-    merged.merge_patch(own);
+    merged.merge_patch(own_engine_block(r, "the whole deployment"));
   } else {
     r.raw("engine");
   }
@@ -296,15 +302,7 @@ DeploymentSpec read_deployment(JsonObjectReader& r, const std::string& base_dir,
     r.raw("parallel");
   }
   if (r.has("engine")) {
-    const nlohmann::json& own = r.raw("engine");
-    if (!own.is_object()) r.fail("engine", "must be an object of engine flags");
-    for (const char* key : kDeploymentWideEngineKeys) {
-      if (own.contains(key)) {
-        r.fail(std::string("engine.") + key,
-               "applies to every deployment of the scenario: set it in the top-level engine "
-               "block");
-      }
-    }
+    const nlohmann::json& own = own_engine_block(r, "every deployment of the scenario");
     SimulationConfig own_config;
     JsonObjectReader e(own, r.context() + ".engine");
     read_engine(e, own_config, catalog);
