@@ -27,6 +27,9 @@ struct SessionSummary {
   double cached_tokens = 0;
   double skipped_steps = 0;   // optional steps skipped
   double fallback_calls = 0;  // calls re-sent to a fallback deployment
+  // Dollars: the run's GPU time (every deployment's GPUs at their price, over the request
+  // metrics' duration) per completed session; NaN without a price or a completed session.
+  double cost_usd = MetricsSummary::kNone;
   CriticalPath path;         // mean seconds per kind (llm_calls, tool_calls: rounded means)
   double path_llm_calls = 0;
   double path_tool_calls = 0;

@@ -57,7 +57,8 @@ nlohmann::json session_summary_json(const SessionSummary& s) {
             {"output_tokens", s.output_tokens},
             {"cached_tokens", s.cached_tokens},
             {"skipped_steps", s.skipped_steps},
-            {"fallback_calls", s.fallback_calls}}},
+            {"fallback_calls", s.fallback_calls},
+            {"cost_usd", number_or_null(s.cost_usd)}}},
           {"critical_path",
            {{"llm_queue_ms", ms(p.llm_queue_s)},
             {"prefill_ms", ms(p.prefill_s)},
@@ -94,6 +95,10 @@ void print_session_summary(std::FILE* out, const SessionSummary& s) {
   if (s.skipped_steps > 0) std::fprintf(out, "; optional steps skipped %.2f", s.skipped_steps);
   if (s.fallback_calls > 0) std::fprintf(out, "; calls sent to a fallback %.2f", s.fallback_calls);
   std::fprintf(out, "\n");
+  if (!std::isnan(s.cost_usd)) {
+    std::fprintf(out, "  cost: $%.4f per completed session (the run's GPU time over them)\n",
+                 s.cost_usd);
+  }
   const CriticalPath& p = s.path;
   const double total = p.total_s();
   auto share = [total](double x) { return total > 0 ? 100.0 * x / total : 0.0; };

@@ -1,6 +1,7 @@
 #include "sim/run/simulation.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "models/config_error.h"
@@ -130,6 +131,7 @@ class Simulation::Driver final : public EventHandler,
       }
     }
     result.sessions = session_summary_of(*source_);
+    if (result.sessions) result.sessions->cost_usd = cost_per_session(result);
     result.fingerprint = loop_.fingerprint().hex();
     result.events = loop_.events_executed();
     result.simulated_s = loop_.now_s();
@@ -288,6 +290,19 @@ class Simulation::Driver final : public EventHandler,
       metrics.price_per_gpu_hour = d.gpu.price_per_hour_usd;
       deployment_metrics_.emplace_back(metrics);
     }
+  }
+
+  // Dollars of GPU time per completed session: every GPU of the run at its price, over the
+  // request metrics' duration (first arrival to last answer), as $ per 1M tokens counts it.
+  double cost_per_session(const SimulationResult& result) const {
+    const MetricsOptions& m = sim_.config_.metrics;
+    const double duration_s = result.summary.duration_s;
+    if (!(m.price_per_gpu_hour > 0) || result.sessions->completed == 0 ||
+        !std::isfinite(duration_s)) {
+      return MetricsSummary::kNone;
+    }
+    return m.price_per_gpu_hour * m.num_gpus * duration_s / 3600.0 /
+           static_cast<double>(result.sessions->completed);
   }
 
   void inter_token_gap(const RequestSpec& request, double gap_s) {

@@ -123,6 +123,9 @@ TEST(SimulateCommand, EachDeploymentHasItsLineSummaryAndReplicas) {
             std::string::npos);
   EXPECT_NE(text.out.find("    calls 20 (20 completed); TTFT p50"), std::string::npos);
   EXPECT_NE(text.out.find("frontend reviewer"), std::string::npos);
+  EXPECT_NE(text.out.find("  cost: $"), std::string::npos);
+  EXPECT_NE(text.out.find(" per completed session (the run's GPU time over them)"),
+            std::string::npos);
 
   const fs::path dir = fs::temp_directory_path() / "servesim_simulate_deployments";
   fs::remove_all(dir);
@@ -137,6 +140,7 @@ TEST(SimulateCommand, EachDeploymentHasItsLineSummaryAndReplicas) {
   EXPECT_EQ(j["deployments"][1]["summary"]["completed"], 20);
   EXPECT_GT(j["deployments"][0]["summary"]["completed"].get<int>(), 40);
   EXPECT_GT(j["deployments"][1]["busy"].get<double>(), 0);
+  EXPECT_GT(j["sessions"]["per_session"]["cost_usd"].get<double>(), 0);
   ASSERT_EQ(j["replicas"].size(), 2u);
   EXPECT_FALSE(j["replicas"][0].contains("deployment"));
   EXPECT_EQ(j["replicas"][1]["deployment"], "reviewer");

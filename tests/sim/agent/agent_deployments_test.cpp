@@ -117,6 +117,12 @@ TEST(AgentDeployments, TheRunCountsEveryDeploymentsGpusAndPrice) {
   EXPECT_NEAR(sim.config().metrics.price_per_gpu_hour, (a100 + 2 * h100) / 3, 1e-9);
   Sessions sessions;
   const SimulationResult result = sim.run(sessions);
+  // Cost per completed session: the three GPUs at their prices over the run's duration.
+  ASSERT_TRUE(result.sessions);
+  EXPECT_NEAR(result.sessions->cost_usd,
+              (a100 + 2 * h100) * result.summary.duration_s / 3600.0 /
+                  static_cast<double>(result.sessions->completed),
+              1e-12);
   ASSERT_EQ(result.replicas.size(), 3u);
   EXPECT_GT(result.replicas[1].steps + result.replicas[2].steps, 0);
   EXPECT_EQ(result.replicas[2].deployment, 1u);
