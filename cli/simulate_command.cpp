@@ -156,10 +156,9 @@ nlohmann::json deployments_json(const Simulation& simulation, const SimulationRe
       continue;
     }
     const DeploymentSpec& spec = c.deployments[k - 1];
-    list.push_back(deployment_json(d, spec.model, spec.gpu, spec.parallel,
-                                   simulation.deployment_memory_plan(k - 1),
-                                   simulation.deployment_scheduler_config(k - 1), result,
-                                   static_cast<uint32_t>(k)));
+    list.push_back(deployment_json(
+        d, spec.model, spec.gpu, spec.parallel, simulation.deployment_memory_plan(k - 1),
+        simulation.deployment_scheduler_config(k - 1), result, static_cast<uint32_t>(k)));
   }
   return list;
 }
@@ -174,16 +173,16 @@ void print_deployments(const nlohmann::json& deployments) {
         d["gpus"].get<int>(), d["gpu"].get<std::string>().c_str(),
         d["tensor_parallel_size"].get<int>(), d["pipeline_parallel_size"].get<int>(),
         d["data_parallel_size"].get<int>(), d["kv_cache_tokens"].get<long long>(),
-        d["max_num_seqs"].get<int>(), d["max_model_len"].get<int>(),
-        100 * d["busy"].get<double>());
+        d["max_num_seqs"].get<int>(), d["max_model_len"].get<int>(), 100 * d["busy"].get<double>());
     auto p50 = [&s](const char* metric) {
       return s.contains(metric) && s[metric].contains("p50_ms") && s[metric]["p50_ms"].is_number()
                  ? s[metric]["p50_ms"].get<double>()
                  : 0.0;
     };
-    std::printf("    calls %llu (%llu completed); TTFT p50 %.1f ms, TPOT p50 %.2f ms, E2E p50 %.1f ms\n",
-                s["requests"].get<unsigned long long>(), s["completed"].get<unsigned long long>(),
-                p50("ttft"), p50("tpot"), p50("e2e"));
+    std::printf(
+        "    calls %llu (%llu completed); TTFT p50 %.1f ms, TPOT p50 %.2f ms, E2E p50 %.1f ms\n",
+        s["requests"].get<unsigned long long>(), s["completed"].get<unsigned long long>(),
+        p50("ttft"), p50("tpot"), p50("e2e"));
   }
 }
 

@@ -30,7 +30,7 @@ struct SessionSummary {
   // Dollars: the run's GPU time (every deployment's GPUs at their price, over the request
   // metrics' duration) per completed session; NaN without a price or a completed session.
   double cost_usd = MetricsSummary::kNone;
-  CriticalPath path;         // mean seconds per kind (llm_calls, tool_calls: rounded means)
+  CriticalPath path;  // mean seconds per kind (llm_calls, tool_calls: rounded means)
   double path_llm_calls = 0;
   double path_tool_calls = 0;
   // Caches, over completed sessions: lookups per session, and hits / lookups (NaN without

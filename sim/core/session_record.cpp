@@ -18,7 +18,8 @@ std::string_view session_csv_header() {
          "tool_calls,tool_attempts,tool_failures,input_tokens,output_tokens,cached_tokens,"
          "path_llm_queue_s,path_prefill_s,path_decode_s,path_service_s,path_tool_s,"
          "path_llm_calls,path_tool_calls,tool_cache_lookups,tool_cache_hits,llm_cache_lookups,"
-         "llm_exact_hits,llm_semantic_hits,cache_lookup_s,path_cache_s,skipped_steps,fallback_calls";
+         "llm_exact_hits,llm_semantic_hits,cache_lookup_s,path_cache_s,skipped_steps,fallback_"
+         "calls";
 }
 
 std::string session_csv_line(const SessionRecord& r) {

@@ -319,7 +319,8 @@ DeploymentSpec read_deployment(JsonObjectReader& r, const std::string& base_dir,
 void read_deployments(const nlohmann::json& list, SimulationConfig& c, const std::string& origin,
                       const std::string& base_dir, const Catalog& catalog) {
   if (!list.is_array() || list.empty()) {
-    throw ConfigError(origin + ": deployments: must be a non-empty array of deployments "
+    throw ConfigError(origin +
+                      ": deployments: must be a non-empty array of deployments "
                       "({\"name\", \"model\", \"gpu\", ...}) that llm steps call by name");
   }
   for (size_t i = 0; i < list.size(); ++i) {
@@ -345,8 +346,7 @@ void read_deployments(const nlohmann::json& list, SimulationConfig& c, const std
 void check_agent_workload(const SimulationConfig& c) {
   if (c.workload.kind != WorkloadKind::kAgent) return;
   AgentLimits limits;
-  limits.deployments.push_back(
-      {c.model.name, c.engine.resolved_for(c.model, c.gpu).max_model_len});
+  limits.deployments.push_back({c.model.name, c.engine.resolved_for(c.model, c.gpu).max_model_len});
   for (const DeploymentSpec& d : c.deployments) {
     limits.deployments.push_back({d.name, d.engine.resolved_for(d.model, d.gpu).max_model_len});
   }

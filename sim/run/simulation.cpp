@@ -217,8 +217,7 @@ class Simulation::Driver final : public EventHandler,
       try_start(target);
       return;
     }
-    const uint32_t target =
-        route(router_, request, 0, num_prefill_ > 0 ? num_prefill_ : num_own_);
+    const uint32_t target = route(router_, request, 0, num_prefill_ > 0 ? num_prefill_ : num_own_);
     if (num_prefill_ > 0) {
       flow_.arrived(request, now_s);
       originals_.insert_or_assign(request.id, request);
@@ -265,10 +264,7 @@ class Simulation::Driver final : public EventHandler,
   void add_deployments(const ReplicaOptions& own_options) {
     const SimulationConfig& c = sim_.config_;
     if (c.deployments.empty()) return;
-    MetricsOptions own_metrics = c.metrics;
-    own_metrics.num_gpus = c.parallel.total_gpus();
-    own_metrics.price_per_gpu_hour = c.gpu.price_per_hour_usd;
-    deployment_metrics_.emplace_back(own_metrics);
+    for (const MetricsOptions& m : sim_.deployment_metrics_) deployment_metrics_.emplace_back(m);
     ends_.push_back(num_own_);
     for (size_t k = 0; k < c.deployments.size(); ++k) {
       const DeploymentSpec& d = c.deployments[k];
@@ -276,19 +272,14 @@ class Simulation::Driver final : public EventHandler,
       ReplicaOptions options = own_options;
       options.vocab_size = d.model.vocab_size;
       options.sliding_window = d.model.sliding_window;
-      options.speculative = make_speculative_cost_model(d.model, d.gpu, d.parallel,
-                                                        role.plan.engine, c.roofline);
+      options.speculative =
+          make_speculative_cost_model(d.model, d.gpu, d.parallel, role.plan.engine, c.roofline);
       for (int r = 0; r < d.parallel.replicas(); ++r) {
-        replicas_.emplace_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()),
-                                                         role.scheduler, *role.cost_model,
-                                                         options));
+        replicas_.emplace_back(std::make_unique<Replica>(
+            static_cast<int>(replicas_.size()), role.scheduler, *role.cost_model, options));
       }
       ends_.push_back(static_cast<uint32_t>(replicas_.size()));
       deployment_routers_.emplace_back(d.router, c.seed ^ (0x6465706c6f79ULL + k));
-      MetricsOptions metrics = c.metrics;
-      metrics.num_gpus = d.parallel.total_gpus();
-      metrics.price_per_gpu_hour = d.gpu.price_per_hour_usd;
-      deployment_metrics_.emplace_back(metrics);
     }
   }
 
@@ -549,7 +540,7 @@ class Simulation::Driver final : public EventHandler,
   // With more deployments, deployment k's replicas end at ends_[k] (ends_[0] = num_own_): a
   // more deployment k's are [ends_[k - 1], ends_[k]).
   std::vector<uint32_t> ends_;
-  std::vector<Router> deployment_routers_;             // per more deployment
+  std::vector<Router> deployment_routers_;            // per more deployment
   std::vector<MetricsCollector> deployment_metrics_;  // per deployment, own first; or none
   DisaggregatedFlow flow_;
   // Disaggregated requests as sent, until handed to a decode instance.
@@ -698,6 +689,15 @@ void Simulation::build_deployments(bool price_given) {
   check_deployments(config_);
   double gpus = config_.metrics.num_gpus;
   double price = gpus * config_.metrics.price_per_gpu_hour;
+  // Each deployment's calls are counted on its own GPUs at its price (the scenario's, when set).
+  const auto own_metrics = [&](int own_gpus, double gpu_price) {
+    MetricsOptions m = config_.metrics;
+    m.num_gpus = own_gpus;
+    if (!price_given) m.price_per_gpu_hour = gpu_price;
+    return m;
+  };
+  deployment_metrics_.push_back(
+      own_metrics(config_.metrics.num_gpus, config_.gpu.price_per_hour_usd));
   for (size_t k = 0; k < config_.deployments.size(); ++k) {
     const DeploymentSpec& d = config_.deployments[k];
     Role& role = deployments_.emplace_back();
@@ -707,12 +707,12 @@ void Simulation::build_deployments(bool price_given) {
       const CostModelChoice choice{nullptr, config_.calibrated, config_.roofline};
       role.cost_model = make_cost_model(choice, d.model, d.gpu, d.parallel, role.plan.engine);
     } catch (const ConfigError& e) {
-      throw ConfigError("deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): " +
-                        e.what());
+      throw ConfigError("deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): " + e.what());
     }
     const int own = d.parallel.total_gpus();
     gpus += own;
     price += own * d.gpu.price_per_hour_usd;
+    deployment_metrics_.push_back(own_metrics(own, d.gpu.price_per_hour_usd));
   }
   config_.metrics.num_gpus = static_cast<int>(gpus);
   // The scenario's price_per_gpu_hour holds for every GPU; else each GPU's own, averaged.

@@ -159,8 +159,10 @@ class Simulation {
   MemoryPlan plan_;
   SchedulerConfig scheduler_config_;
   std::unique_ptr<CostModel> cost_model_;
-  Role prefill_;  // disaggregated deployments only
+  Role prefill_;                   // disaggregated deployments only
   std::vector<Role> deployments_;  // config_.deployments' (deployment k + 1)
+  // With more deployments, each one's metric options (its GPUs, their price), the own first.
+  std::vector<MetricsOptions> deployment_metrics_;
 };
 
 }  // namespace servesim

@@ -205,7 +205,7 @@ class ServicePath {
   std::vector<const StationSpec*> station_specs_;  // into spec_, per station
   std::vector<Rng> station_rngs_;
   size_t first_frontend_ = 0;
-  size_t num_frontends_ = 1;      // API server processes of every deployment
+  size_t num_frontends_ = 1;  // API server processes of every deployment
   size_t frontends_per_deployment_ = 1;
   size_t first_stage_ = 0;
   std::optional<TokenBucket> request_bucket_;

@@ -71,10 +71,10 @@ void print_stations(std::FILE* out, const std::vector<StationStats>& stations) {
   std::fprintf(out, "  %-*s workers      jobs  busy  queue mean/max  wait ms  service ms\n", width,
                "stations");
   for (const StationStats& s : stations) {
-    std::fprintf(out, "  %-*s %7d %9llu  %3.0f%%  %8.1f/%-6llu %8.2f %11.2f\n", width, s.name.c_str(),
-                 s.workers, static_cast<unsigned long long>(s.jobs), 100 * s.utilisation,
-                 s.mean_queue, static_cast<unsigned long long>(s.max_queue), s.mean_wait_s * 1e3,
-                 s.mean_service_s * 1e3);
+    std::fprintf(out, "  %-*s %7d %9llu  %3.0f%%  %8.1f/%-6llu %8.2f %11.2f\n", width,
+                 s.name.c_str(), s.workers, static_cast<unsigned long long>(s.jobs),
+                 100 * s.utilisation, s.mean_queue, static_cast<unsigned long long>(s.max_queue),
+                 s.mean_wait_s * 1e3, s.mean_service_s * 1e3);
   }
 }
 

@@ -111,9 +111,9 @@ TEST(SimulateCommand, BadScenariosGiveOneLineErrors) {
 // "deployments" (each its calls' metrics) and the replicas that name theirs, and the sessions'
 // fallback_calls column.
 TEST(SimulateCommand, EachDeploymentHasItsLineSummaryAndReplicas) {
-  const std::string scenario =
-      SERVESIM_SOURCE_DIR "/configs/scenarios/agent-planner-reviewer.json "
-                          "--set workload.agent.sessions=20";
+  const std::string scenario = SERVESIM_SOURCE_DIR
+      "/configs/scenarios/agent-planner-reviewer.json "
+      "--set workload.agent.sessions=20";
   const CliResult text = run_servesim("simulate " + scenario);
   ASSERT_EQ(text.exit_code, 0) << text.err;
   EXPECT_NE(text.out.find("  deployment Llama-3.1-70B: Llama-3.1-70B on 4 x H100-SXM"),

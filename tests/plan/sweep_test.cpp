@@ -179,8 +179,8 @@ TEST(Sweep, APointCountsTheGpusOfEveryDeployment) {
       R"([{"name":"reviewer","model":"Llama-3.1-8B","gpu":"H100-SXM",)"
       R"("parallel":{"data_parallel_size":2}}])")};
   o.overrides = {"workload.agent.sessions=10"};
-  const SweepReport r = run_sweep(
-      SERVESIM_SOURCE_DIR "/configs/scenarios/agent-planner-reviewer.json", o, Catalog());
+  const SweepReport r =
+      run_sweep(SERVESIM_SOURCE_DIR "/configs/scenarios/agent-planner-reviewer.json", o, Catalog());
   ASSERT_EQ(r.points.size(), 2u);
   ASSERT_TRUE(r.points[0].error.empty()) << r.points[0].error;
   EXPECT_EQ(r.points[0].num_gpus, 5);  // TP 4 + 1

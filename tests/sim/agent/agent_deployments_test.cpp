@@ -92,6 +92,18 @@ TEST(AgentDeployments, EachDeploymentServesItsStepsCallsOnItsOwnReplicas) {
             0.5 * r.result.deployments[0].summary.tpot.p50_s);
 }
 
+// A scenario's price_per_gpu_hour holds for every deployment's GPUs, in each one's figures too.
+TEST(AgentDeployments, TheScenariosPriceHoldsForEachDeployment) {
+  nlohmann::json j = two_models();
+  j["price_per_gpu_hour"] = 2.0;
+  const Outcome r = run(j);
+  ASSERT_EQ(r.result.deployments.size(), 2u);
+  const MetricsSummary& reviewer = r.result.deployments[1].summary;
+  EXPECT_NEAR(
+      reviewer.cost_per_million_output_tokens,
+      2.0 * reviewer.duration_s / 3600.0 / static_cast<double>(reviewer.output_tokens) * 1e6, 1e-9);
+}
+
 TEST(AgentDeployments, TheRunIsDeterministicAndTheReviewerChangesIt) {
   const Outcome a = run(two_models());
   const Outcome b = run(two_models());
