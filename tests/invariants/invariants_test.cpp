@@ -3,8 +3,10 @@
 // back and the block pool's invariants hold (Simulation::run checks them), no request exceeds
 // max_model_len, time never goes backwards in records and samples, the summary counts match the
 // records, every completed request's segments sum to its E2E, every request belongs to one of
-// the drawn tenants and their summaries add up to the run's, and the same seed gives the same
-// fingerprint — again, and at 1 and 2 sweep threads.
+// the drawn tenants and their summaries add up to the run's; for agent workloads every session
+// ended once with a record that holds together (times, critical path, spans, counters), the
+// sessions' calls are the run's requests and the deployments' figures add up to the run's; and
+// the same seed gives the same fingerprint — again, and at 1 and 2 sweep threads.
 //
 // SERVESIM_INVARIANT_RUNS=N runs N scenarios (default 200, CI); SERVESIM_INVARIANT_SEED=S runs
 // only scenario S, the one a failure names.
@@ -38,7 +40,9 @@ class CheckingObserver final : public Observer {
   // ordered_finishes: requests are reported in the order of their last token. Not with a
   // client machine: a client reports a request when its finish job is done, and the machine's
   // threads work through their queues at their own pace.
-  explicit CheckingObserver(bool ordered_finishes) : ordered_finishes_(ordered_finishes) {}
+  // spans: ask every session for its calls' spans (SessionRecord::spans).
+  CheckingObserver(bool ordered_finishes, bool spans)
+      : ordered_finishes_(ordered_finishes), spans_(spans) {}
   void on_progress(double sim_time_s, uint64_t, uint64_t) override {
     if (sim_time_s < last_progress_s_)
       fail("progress time went back to " + std::to_string(sim_time_s));
@@ -55,6 +59,8 @@ class CheckingObserver final : public Observer {
     if (records.size() == kMaxRecords)
       fail("runaway: more than " + std::to_string(kMaxRecords) + " requests");
   }
+  void on_session_done(const SessionRecord& r) override { sessions.push_back(r); }
+  bool wants_session_spans() override { return spans_; }
   // A runaway run (requests without end at one instant) stops instead of exhausting memory.
   bool should_stop() override { return records.size() >= kMaxRecords; }
   void on_sample(const TimeSample& s) override {
@@ -68,6 +74,7 @@ class CheckingObserver final : public Observer {
 
   static constexpr size_t kMaxRecords = 200000;
   std::vector<RequestRecord> records;
+  std::vector<SessionRecord> sessions;
   std::vector<std::string> problems;
 
  private:
@@ -76,6 +83,7 @@ class CheckingObserver final : public Observer {
   }
   double last_progress_s_ = 0;
   bool ordered_finishes_;
+  bool spans_;
   double last_finish_s_ = 0;
   std::map<int, double> last_sample_s_;
 };
@@ -214,6 +222,125 @@ std::vector<std::string> check_requests(const DrawnScenario& d, const Simulation
   return problems;
 }
 
+bool near(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b));
+}
+
+// An ended session's own record holds together: times in order, its critical path sums to its
+// E2E, its counters within one another, and its spans (when recorded) inside the session with
+// the critical ones back to back from its start to its end.
+std::vector<std::string> check_session(const SessionRecord& r) {
+  std::vector<std::string> out;
+  const std::string id = "session " + std::to_string(r.id) + ": ";
+  if (!(r.start_s >= 0 && r.finish_s >= r.start_s)) out.push_back(id + "ends before it starts");
+  if (!r.ok && r.cause == FailureCause::kNone) out.push_back(id + "failed without a cause");
+  if (r.fallback_calls > r.llm_calls || r.skipped_steps > r.llm_calls)
+    out.push_back(id + "more fallbacks or skipped steps than calls");
+  if (r.cached_tokens > r.input_tokens) out.push_back(id + "more cached than input tokens");
+  if (r.tool_failures > r.tool_calls || r.tool_cache_hits > r.tool_cache_lookups ||
+      r.llm_exact_hits + r.llm_semantic_hits > r.llm_cache_lookups) {
+    out.push_back(id + "more failures or hits than tool runs or lookups");
+  }
+  if (!r.spans.empty() && std::count_if(r.spans.begin(), r.spans.end(), [](const SessionSpan& s) {
+                            return s.kind == SpanKind::kLlm;
+                          }) != r.llm_calls) {
+    out.push_back(id + "LLM spans are not its calls");
+  }
+  if (!r.ok) return out;
+  if (!std::isnan(r.first_token_s) &&
+      !(r.first_token_s >= r.start_s && r.first_token_s <= r.finish_s))
+    out.push_back(id + "first token outside the session");
+  if (!near(r.path.total_s(), r.e2e_s())) {
+    out.push_back(id + "critical path " + std::to_string(r.path.total_s()) + " s, E2E " +
+                  std::to_string(r.e2e_s()) + " s");
+  }
+  if (r.path.llm_calls > r.llm_calls) out.push_back(id + "more LLM calls on its path than made");
+  std::vector<const SessionSpan*> critical;
+  for (const SessionSpan& s : r.spans) {
+    if (!(s.start_s >= r.start_s - 1e-9 && s.end_s <= r.finish_s + 1e-9 && s.end_s >= s.start_s))
+      out.push_back(id + "span " + s.step + " outside the session");
+    if (s.critical) critical.push_back(&s);
+  }
+  if (r.spans.empty()) return out;
+  std::sort(critical.begin(), critical.end(),
+            [](const SessionSpan* a, const SessionSpan* b) { return a->start_s < b->start_s; });
+  double sum_s = 0;
+  for (size_t i = 0; i < critical.size(); ++i) {
+    sum_s += critical[i]->duration_s();
+    if (i > 0 && !near(critical[i]->start_s, critical[i - 1]->end_s))
+      out.push_back(id + "critical spans not back to back at " + critical[i]->step);
+  }
+  if (!near(sum_s, r.e2e_s()))
+    out.push_back(id + "critical spans sum to " + std::to_string(sum_s) + " s");
+  return out;
+}
+
+// Every session ended once, the sessions' calls are the run's requests, and the session
+// summary counts what the records say.
+std::vector<std::string> check_sessions(const DrawnScenario& d, const SimulationResult& result,
+                                        const std::vector<SessionRecord>& sessions,
+                                        const std::vector<RequestRecord>& records) {
+  std::vector<std::string> problems;
+  if (!d.agent) {
+    if (!sessions.empty() || result.sessions) problems.push_back("sessions without an agent");
+    return problems;
+  }
+  std::map<uint64_t, const SessionRecord*> by_id;
+  uint64_t ok = 0, calls = 0;
+  for (const SessionRecord& r : sessions) {
+    if (!by_id.emplace(r.id, &r).second)
+      problems.push_back("session " + std::to_string(r.id) + " ended twice");
+    ok += r.ok;
+    calls += static_cast<uint64_t>(r.llm_calls);
+    for (std::string& p : check_session(r)) problems.push_back(std::move(p));
+  }
+  if (!by_id.empty() && by_id.rbegin()->first + 1 != by_id.size())
+    problems.push_back("session ids are not 0.." + std::to_string(by_id.size() - 1));
+  if (d.stepped_sessions ? sessions.size() > d.sessions : sessions.size() != d.sessions) {
+    problems.push_back(std::to_string(sessions.size()) + " sessions ended, " +
+                       std::to_string(d.sessions) + " were to start");
+  }
+  if (calls != records.size()) {
+    problems.push_back("the sessions made " + std::to_string(calls) + " LLM calls, the run has " +
+                       std::to_string(records.size()) + " requests");
+  }
+  if (!result.sessions) {
+    problems.push_back("no session summary");
+  } else if (result.sessions->sessions != sessions.size() || result.sessions->completed != ok ||
+             result.sessions->failed != sessions.size() - ok) {
+    problems.push_back("session summary " + std::to_string(result.sessions->sessions) + " (" +
+                       std::to_string(result.sessions->completed) + " ok) != " +
+                       std::to_string(sessions.size()) + " (" + std::to_string(ok) + " ok)");
+  }
+  return problems;
+}
+
+// With more deployments, theirs add up to the run's and every replica belongs to one.
+std::vector<std::string> check_deployments(const SimulationResult& result) {
+  std::vector<std::string> problems;
+  const size_t n = std::max<size_t>(result.deployments.size(), 1);
+  for (const ReplicaSummary& r : result.replicas) {
+    if (r.deployment >= n)
+      problems.push_back("replica of deployment " + std::to_string(r.deployment));
+  }
+  if (result.deployments.empty()) return problems;
+  uint64_t requests = 0, completed = 0, output = 0;
+  for (const DeploymentResult& d : result.deployments) {
+    requests += d.summary.requests;
+    completed += d.summary.completed;
+    output += d.summary.output_tokens;
+  }
+  if (requests != result.summary.requests || completed != result.summary.completed ||
+      output != result.summary.output_tokens) {
+    problems.push_back("deployments sum to " + std::to_string(requests) + " requests, " +
+                       std::to_string(completed) + " completed, " + std::to_string(output) +
+                       " output tokens; the run has " + std::to_string(result.summary.requests) +
+                       ", " + std::to_string(result.summary.completed) + ", " +
+                       std::to_string(result.summary.output_tokens));
+  }
+  return problems;
+}
+
 uint64_t env_or(const char* name, uint64_t fallback) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' ? std::strtoull(v, nullptr, 10) : fallback;
@@ -247,9 +374,32 @@ std::vector<std::string> check_determinism(const DrawnScenario& d, const Simulat
   return problems;
 }
 
+// What the agent workloads among the runs covered, so the test can say it covered something.
+struct AgentTally {
+  uint64_t runs = 0;
+  uint64_t two_deployments = 0;
+  uint64_t sessions = 0;
+  uint64_t failed = 0;
+  uint64_t answered_by_fallback = 0;  // fallback calls of sessions that completed
+  uint64_t skipped_steps = 0;
+
+  void add(const DrawnScenario& d, const std::vector<SessionRecord>& records) {
+    if (!d.agent) return;
+    ++runs;
+    two_deployments += d.scenario.contains("deployments");
+    for (const SessionRecord& r : records) {
+      ++sessions;
+      failed += !r.ok;
+      if (r.ok) answered_by_fallback += static_cast<uint64_t>(r.fallback_calls);
+      skipped_steps += static_cast<uint64_t>(r.skipped_steps);
+    }
+  }
+};
+
 // One scenario: its problems, empty when every invariant holds; nullopt when the drawn
 // deployment cannot run (does not fit, TP does not divide the heads): a valid refusal.
-std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Catalog& catalog) {
+std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Catalog& catalog,
+                                                       AgentTally& tally) {
   const DrawnScenario d = testing::random_scenario(seed);
   std::optional<Simulation> sim;
   try {
@@ -257,10 +407,14 @@ std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Cata
   } catch (const ConfigError&) {
     return std::nullopt;
   }
-  CheckingObserver observer(!d.client_machine);
+  CheckingObserver observer(!d.client_machine, seed % 2 == 0);
   const SimulationResult result = sim->run(observer);
+  tally.add(d, observer.sessions);
   std::vector<std::string> problems = observer.problems;
-  const int max_model_len = sim->scheduler_config().max_model_len;
+  // A record does not say which deployment served it: each is held to the largest limit.
+  int max_model_len = sim->scheduler_config().max_model_len;
+  for (const DeploymentSpec& k : sim->config().deployments)
+    max_model_len = std::max(max_model_len, k.engine.max_model_len);
   for (const RequestRecord& r : observer.records) {
     for (std::string& p : check_record(r, max_model_len)) problems.push_back(std::move(p));
   }
@@ -269,6 +423,9 @@ std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Cata
   for (std::string& p : check_requests(d, sim->config(), observer.records))
     problems.push_back(std::move(p));
   for (std::string& p : check_tenants(result, observer.records)) problems.push_back(std::move(p));
+  for (std::string& p : check_sessions(d, result, observer.sessions, observer.records))
+    problems.push_back(std::move(p));
+  for (std::string& p : check_deployments(result)) problems.push_back(std::move(p));
   for (size_t i = 0; i < result.replicas.size(); ++i) {
     if (result.replicas[i].kv_blocks_used_at_end != 0) {
       problems.push_back("replica " + std::to_string(i) + " ended with " +
@@ -290,11 +447,12 @@ TEST(Invariants, HoldOverRandomDeployments) {
   const uint64_t runs = only != UINT64_MAX ? 1 : env_or("SERVESIM_INVARIANT_RUNS", 200);
   const auto start = std::chrono::steady_clock::now();
   uint64_t ran = 0, refused = 0;
+  AgentTally agents;
   for (uint64_t i = 0; i < runs; ++i) {
     const uint64_t seed = only != UINT64_MAX ? only : i;
     std::optional<std::vector<std::string>> problems;
     try {
-      problems = check_scenario(seed, catalog);
+      problems = check_scenario(seed, catalog, agents);
     } catch (const std::exception& e) {  // a broken block pool (logic_error), or worse
       problems = std::vector<std::string>{std::string("threw: ") + e.what()};
     }
@@ -317,8 +475,26 @@ TEST(Invariants, HoldOverRandomDeployments) {
   std::printf(
       "invariants: %llu deployments simulated and checked, %llu refused as not fitting, %.1f s\n",
       static_cast<unsigned long long>(ran), static_cast<unsigned long long>(refused), seconds);
-  // The generator must mostly draw deployments that run, or the test checks little.
+  std::printf(
+      "  of which %llu agent workloads (%llu on two deployments): %llu sessions, %llu failed, "
+      "%llu fallback calls in completed ones, %llu optional steps skipped\n",
+      static_cast<unsigned long long>(agents.runs),
+      static_cast<unsigned long long>(agents.two_deployments),
+      static_cast<unsigned long long>(agents.sessions),
+      static_cast<unsigned long long>(agents.failed),
+      static_cast<unsigned long long>(agents.answered_by_fallback),
+      static_cast<unsigned long long>(agents.skipped_steps));
+  // The generator must mostly draw deployments that run, or the test checks little; and over
+  // the CI's 200 draws, agent sessions on two deployments that fail, that complete through a
+  // fallback and that skip optional steps.
   EXPECT_GE(ran * 2, runs) << "too many drawn deployments were refused";
+  if (runs >= 200) {
+    EXPECT_GE(agents.runs * 20, ran) << "too few agent workloads ran";
+    EXPECT_GT(agents.two_deployments, 0u);
+    EXPECT_GT(agents.failed, 0u);
+    EXPECT_GT(agents.answered_by_fallback, 0u);
+    EXPECT_GT(agents.skipped_steps, 0u);
+  }
 }
 
 // The generator itself: a seed is a scenario, on every run.

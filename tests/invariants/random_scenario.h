@@ -4,7 +4,8 @@
 // closed, stepped) or a bundled trace, length distributions, shared prefixes and multi-turn
 // sessions, and the service path above the engine (none, vLLM's API server, or a drawn network,
 // gateway with rate limits and a timeout, API server, stages, client timeouts and retries, a
-// client machine, tenants with priorities and quotas). The
+// client machine, tenants with priorities and quotas), and agent workflows (llm, tool, parallel,
+// branch, loop and subtask steps, caches, context policies) on one or two deployments. The
 // same seed gives the same scenario on every platform (servesim's own Rng).
 // Stateless; thread-safe.
 #pragma once
@@ -21,6 +22,9 @@ struct DrawnScenario {
                                 // the system, so an independent source replays it exactly
   uint64_t num_requests = 0;    // requests the run issues; 0 when a schedule decides (stepped)
   bool client_machine = false;  // service.client.machine drawn: reports leave the last-token order
+  bool agent = false;           // an agent workload: sessions of LLM and tool calls
+  uint64_t sessions = 0;        // agent: the sessions it starts (a cap when stepped)
+  bool stepped_sessions = false;  // agent: stepped users, whose schedule may end it earlier
 };
 
 DrawnScenario random_scenario(uint64_t seed);

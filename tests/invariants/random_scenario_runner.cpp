@@ -216,6 +216,149 @@ void kv_offload(uint64_t seed, nlohmann::json& s) {
   if (chance(rng, 0.3)) e["kv_offloading_bandwidth_GBps"] = pick<double>(rng, {1.0, 25.0});
 }
 
+// One step of a drawn agent workflow: llm and tool steps, and up to two levels of parallel,
+// branch, loop and sequence groups. ids numbers the steps so that each id is unique.
+nlohmann::json agent_step(Rng& rng, int depth, int& ids, const std::string& own);
+
+nlohmann::json agent_steps(Rng& rng, int depth, int& ids, const std::string& own, int most) {
+  nlohmann::json list = nlohmann::json::array();
+  const int n = static_cast<int>(rng.uniform_int(1, most));
+  for (int i = 0; i < n; ++i) list.push_back(agent_step(rng, depth, ids, own));
+  return list;
+}
+
+nlohmann::json tool_step(Rng& rng, const std::string& id) {
+  nlohmann::json t = {
+      {"type", "tool"},
+      {"id", id},
+      {"latency_s", {{"type", "exponential"}, {"mean", pick<double>(rng, {0.05, 1.0})}}},
+      {"result_tokens", length(rng, 1, pick<int>(rng, {20, 300}))}};
+  if (chance(rng, 0.4)) t["failure_probability"] = pick<double>(rng, {0.3, 1.0});
+  if (chance(rng, 0.3)) t["retries"] = rng.uniform_int(1, 2);
+  if (chance(rng, 0.2)) {
+    t["cache"] = {{"ttl_s", pick<double>(rng, {1.0, 60.0})},
+                  {"keys", rng.uniform_int(1, 20)},
+                  {"lookup_s", 0.002}};
+  }
+  return t;
+}
+
+nlohmann::json llm_step(Rng& rng, const std::string& id, const std::string& own) {
+  nlohmann::json l = {{"type", "llm"},
+                      {"id", id},
+                      {"new_tokens", length(rng, 1, pick<int>(rng, {16, 200}))},
+                      {"output_tokens", length(rng, 1, pick<int>(rng, {8, 100}))},
+                      {"stream", chance(rng, 0.7)}};
+  if (chance(rng, 0.2)) l["optional"] = true;
+  if (!own.empty()) {
+    const bool small = chance(rng, 0.4);
+    if (small) l["deployment"] = "small";
+    if (chance(rng, 0.5)) l["fallback"] = small ? own : "small";
+  }
+  if (chance(rng, 0.15)) {
+    l["cache"] = {{"exact_hit_probability", pick<double>(rng, {0.1, 0.5})}, {"lookup_s", 0.001}};
+  }
+  return l;
+}
+
+nlohmann::json agent_step(Rng& rng, int depth, int& ids, const std::string& own) {
+  const std::string id = "s" + std::to_string(ids++);
+  const int kind = static_cast<int>(rng.uniform_int(0, depth < 2 ? 8 : 4));
+  if (kind <= 2) return llm_step(rng, id, own);
+  if (kind <= 4) return tool_step(rng, id);
+  switch (kind) {
+    case 5:
+      return {{"type", "parallel"},
+              {"id", id},
+              {"max_concurrency", rng.uniform_int(0, 2)},
+              {"steps", agent_steps(rng, depth + 1, ids, own, 3)}};
+    case 6:
+      return {
+          {"type", "branch"},
+          {"id", id},
+          {"arms", {{{"probability", 0.5}, {"steps", agent_steps(rng, depth + 1, ids, own, 2)}}}}};
+    case 7: {
+      // A loop until its own tool succeeds, or a fixed number of times.
+      nlohmann::json steps = agent_steps(rng, depth + 1, ids, own, 2);
+      const std::string tool = "s" + std::to_string(ids++);
+      steps.push_back(tool_step(rng, tool));
+      nlohmann::json loop = {{"type", "loop"},
+                             {"id", id},
+                             {"max_iterations", rng.uniform_int(1, 3)},
+                             {"steps", steps}};
+      if (chance(rng, 0.5)) loop["until_succeeds"] = tool;
+      return loop;
+    }
+    default:
+      return {{"type", "sequence"},
+              {"id", id},
+              {"subtask", true},
+              {"steps", agent_steps(rng, depth + 1, ids, own, 3)}};
+  }
+}
+
+nlohmann::json workflow(Rng& rng, int index, const std::string& own) {
+  int ids = 0;
+  nlohmann::json w = {{"name", "w" + std::to_string(index)},
+                      {"weight", pick<double>(rng, {1.0, 3.0})},
+                      {"system_prompt_tokens", pick<int>(rng, {0, 16, 300})},
+                      {"steps", agent_steps(rng, 0, ids, own, 4)}};
+  nlohmann::json context;
+  if (chance(rng, 0.3)) context["max_tool_result_tokens"] = pick<int>(rng, {0, 32});
+  if (chance(rng, 0.2)) {
+    context["summarize"] = {{"every_llm_calls", rng.uniform_int(2, 4)}, {"summary_tokens", 1}};
+  }
+  // Steps marked as subtasks need to know what their end keeps.
+  if (w["steps"].dump().find("\"subtask\"") != std::string::npos)
+    context["subtask_summary_tokens"] = pick<int>(rng, {1, 50});
+  if (!context.empty()) w["context"] = context;
+  return w;
+}
+
+// An agent workload for a quarter of the deployments, sometimes with a second deployment (a
+// small model its llm steps may call or fall back to); a stream of its own keeps the other
+// draws as they were. More deployments need an aggregated own deployment; both get a
+// max_model_len of 1024 or 2048, so that a context that outgrows one may fit the other.
+void agent(uint64_t seed, nlohmann::json& s, DrawnScenario& d) {
+  Rng rng(seed ^ 0x6167656e74ULL);
+  if (!chance(rng, 0.25)) return;
+  const bool two_deployments = !s.contains("disaggregation") && chance(rng, 0.5);
+  const std::string own = two_deployments ? s["model"].get<std::string>() : "";
+  nlohmann::json a;
+  const int workflows = static_cast<int>(rng.uniform_int(1, 2));
+  for (int i = 0; i < workflows; ++i) a["workflows"].push_back(workflow(rng, i, own));
+  nlohmann::json arrival;
+  const int kind = static_cast<int>(rng.uniform_int(0, 3));
+  if (kind <= 1) {
+    arrival = {{"type", kind == 0 ? "poisson" : "constant"},
+               {"rate_qps", pick<double>(rng, {0.2, 2.0, 20.0})}};
+  } else if (kind == 2) {
+    arrival = {{"type", "closed"}, {"clients", rng.uniform_int(1, 6)}};
+  } else {
+    arrival = {{"type", "stepped"},
+               {"steps", {1, rng.uniform_int(2, 4)}},
+               {"step_duration_s", rng.uniform_int(2, 6)},
+               {"think_time_s", {{"type", "exponential"}, {"mean", 0.5}}}};
+  }
+  d.sessions = static_cast<uint64_t>(rng.uniform_int(1, 30));
+  a["sessions"] = d.sessions;
+  d.stepped_sessions = kind == 3;
+  d.agent = true;
+  d.requests_known = false;
+  d.num_requests = 0;
+  s["workload"] = {{"arrival", arrival}, {"agent", a}};
+  if (!two_deployments) return;
+  // Limits that differ let a call too long for one deployment succeed on its fallback.
+  s["engine"]["max_model_len"] = pick<int>(rng, {1024, 2048});
+  const int max_model_len = pick<int>(rng, {1024, 2048});
+  nlohmann::json small = {{"name", "small"},
+                          {"model", pick<std::string>(rng, {"SmolLM2-135M", "Qwen3-8B"})},
+                          {"gpu", pick(rng, kGpus)},
+                          {"engine", {{"max_model_len", max_model_len}}}};
+  if (chance(rng, 0.3)) small["parallel"] = {{"data_parallel_size", 2}};
+  s["deployments"] = nlohmann::json::array({small});
+}
+
 }  // namespace
 
 DrawnScenario random_scenario(uint64_t seed) {
@@ -240,6 +383,7 @@ DrawnScenario random_scenario(uint64_t seed) {
   s["metrics"] = {{"sample_interval_s", pick<double>(rng, {0.0, 0.5, 5.0})}};
   disaggregation(seed, s);
   kv_offload(seed, s);
+  agent(seed, s, d);
   return d;
 }
 
