@@ -75,6 +75,9 @@ endfunction()
 # then fault on CPUs without AVX-512.
 function(servesim_add_isa_kernels library ns)
   set(flags ${ARGN})
+  # --force-group-allocation is GNU ld's: clang's default linker (lld, the fuzz build's) has no
+  # such option, so the partial link uses GNU ld whichever compiler built the objects.
+  find_program(SERVESIM_RELOCATABLE_LD NAMES ld.bfd ld REQUIRED)
   set(objs ${library}_${ns}_objs)
   file(GLOB srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/isa/*.cpp)
   add_library(${objs} OBJECT ${srcs})
@@ -83,8 +86,9 @@ function(servesim_add_isa_kernels library ns)
   target_compile_definitions(${objs} PRIVATE SERVESIM_ISA_NS=${ns}
     $<TARGET_PROPERTY:${library},INTERFACE_COMPILE_DEFINITIONS>)
   # Function-local statics of inline functions (Eigen's cache sizes) would otherwise be
-  # STB_GNU_UNIQUE, a binding objcopy cannot make local; as weak symbols they can be.
-  target_compile_options(${objs} PRIVATE ${flags} -fno-gnu-unique)
+  # STB_GNU_UNIQUE under GCC, a binding objcopy cannot make local; as weak symbols they can be.
+  # Clang never emits that binding (and has no such flag): the fuzz build compiles with it.
+  target_compile_options(${objs} PRIVATE ${flags} $<$<CXX_COMPILER_ID:GNU>:-fno-gnu-unique>)
   set(march "")
   foreach(flag ${flags})
     if(flag MATCHES "^-march=(.*)$")
@@ -97,7 +101,8 @@ function(servesim_add_isa_kernels library ns)
   set(prefix "_ZN8servesim${ns_length}${ns}")
   set(merged ${CMAKE_CURRENT_BINARY_DIR}/${ns}_kernels.o)
   add_custom_command(OUTPUT ${merged}
-    COMMAND ${CMAKE_LINKER} -r --force-group-allocation -o ${merged} $<TARGET_OBJECTS:${objs}>
+    COMMAND ${SERVESIM_RELOCATABLE_LD} -r --force-group-allocation -o ${merged}
+            $<TARGET_OBJECTS:${objs}>
     COMMAND ${CMAKE_OBJCOPY} --wildcard --keep-global-symbol=${prefix}* ${merged}
     DEPENDS $<TARGET_OBJECTS:${objs}> ${objs}
     COMMAND_EXPAND_LISTS

@@ -68,10 +68,23 @@ bool cpu_supports(CpuIsa isa) {
     case CpuIsa::kX86_64:
     case CpuIsa::kNative:  // built for this very machine
       return true;
+#if defined(__clang__)
+    // clang before 19 (Debian 12's 16 builds the fuzz targets) knows no level names: the
+    // levels' features instead, those it can name (F16C, MOVBE and LZCNT come with every CPU
+    // that has AVX2, BMI1/2 and FMA).
+    case CpuIsa::kX86_64V3:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+             __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
+    case CpuIsa::kX86_64V4:
+      return cpu_supports(CpuIsa::kX86_64V3) && __builtin_cpu_supports("avx512f") &&
+             __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512cd") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
     case CpuIsa::kX86_64V3:
       return __builtin_cpu_supports("x86-64-v3");
     case CpuIsa::kX86_64V4:
       return __builtin_cpu_supports("x86-64-v4");
+#endif
   }
   return false;
 }
