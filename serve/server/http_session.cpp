@@ -44,11 +44,21 @@ ChoiceEnd choice_end(const FinishedRequest& f, int32_t last_token, int32_t eos_t
 void ServeContext::warn_ignored(const std::vector<std::string>& fields) {
   const std::lock_guard lock(warned_mu_);
   for (const std::string& f : fields) {
-    if (warned_.insert(f).second) {
+    if (warned_.size() >= kMaxWarnedFields || !warned_.insert(f).second) continue;
+    std::string shown = f.substr(0, kMaxShownNameBytes);
+    for (char& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    if (f.size() > kMaxShownNameBytes) shown += "...";
+    std::fprintf(stderr,
+                 "servesim engine serve: warning: request field '%s' is not supported and is "
+                 "ignored (reported once)\n",
+                 shown.c_str());
+    if (warned_.size() == kMaxWarnedFields) {
       std::fprintf(stderr,
-                   "servesim engine serve: warning: request field '%s' is not supported and is "
-                   "ignored (reported once)\n",
-                   f.c_str());
+                   "servesim engine serve: warning: %zu unsupported request fields reported; "
+                   "further ones are ignored without a report\n",
+                   kMaxWarnedFields);
     }
   }
 }
@@ -78,6 +88,7 @@ void HttpSession::start_rejected() {
 
 void HttpSession::do_read() {
   if (closed_) return;
+  head_request_ = false;
   parser_.emplace();
   parser_->body_limit(static_cast<uint64_t>(ctx_.options.max_body_bytes));
   parser_->header_limit(kHeaderLimitBytes);
@@ -91,6 +102,7 @@ void HttpSession::do_read() {
 // it gets it at once (or the error, when the header already says the body is too large).
 void HttpSession::on_header(beast::error_code ec) {
   if (ec) return on_read(ec);
+  head_request_ = parser_->get().method() == http::verb::head;
   auto read_body = [self = shared_from_this()] {
     self->stream_.expires_after(duration_of(self->ctx_.options.write_timeout_s));
     http::async_read(self->stream_, self->buffer_, *self->parser_,
@@ -154,9 +166,11 @@ void HttpSession::route(const HttpRequest& req) {
   for (const Route& r : kRoutes) {
     if (r.path == path) route = &r;
   }
-  // FastAPI's bodies, as vLLM answers an unknown route or a wrong method.
+  // FastAPI's bodies, as vLLM answers an unknown route or a wrong method. As Starlette's
+  // routes do, a GET route answers HEAD too, with the GET's header and no body (send()).
   if (route == nullptr) return send_json(404, {{"detail", "Not Found"}});
-  if (req.method() != route->method) {
+  const bool head_of_get = head_request_ && route->method == http::verb::get;
+  if (req.method() != route->method && !head_of_get) {
     HttpResponse res{http::status::method_not_allowed, http_version_};
     res.set(http::field::allow, http::to_string(route->method));
     res.set(http::field::content_type, "application/json");
@@ -381,6 +395,9 @@ void HttpSession::send(HttpResponse res, bool close_after) {
   res.version(http_version_);
   res.keep_alive(keep_alive_ && !close_after);
   res.prepare_payload();
+  // A HEAD's answer says what the body would be (its Content-Length) and sends none: bytes
+  // after the header would be read as the start of the next response on this connection.
+  if (head_request_) res.body().clear();
   response_ = std::make_shared<HttpResponse>(std::move(res));
   stream_.expires_after(duration_of(ctx_.options.write_timeout_s));
   http::async_write(stream_, *response_,

@@ -48,8 +48,13 @@ struct ServeContext {
   std::atomic<int64_t> connections{0};  // sessions alive
   std::atomic<int64_t> slow_aborts{0};  // streams aborted for a client that stopped reading
 
-  // Logs (to stderr) request fields that are ignored, each name once per server.
+  // Logs (to stderr) request fields that are ignored, each name once per server, for the first
+  // kMaxWarnedFields names (then one line saying the rest go unreported: clients choose the
+  // names, and a set of all of them would grow without bound). Names are cut to
+  // kMaxShownNameBytes, control bytes shown as '?'.
   void warn_ignored(const std::vector<std::string>& fields);
+  static constexpr size_t kMaxWarnedFields = 64;
+  static constexpr size_t kMaxShownNameBytes = 64;
 
  private:
   std::mutex warned_mu_;
@@ -119,6 +124,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   bool closed_ = false;
   bool keep_alive_ = true;
   unsigned http_version_ = 11;
+  bool head_request_ = false;       // the request being answered is a HEAD: its answer has no body
   Clock::time_point request_read_;  // when the request under way was read
 
   Generation gen_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <boost/asio/read.hpp>
 #include <boost/asio/write.hpp>
 
@@ -280,6 +281,58 @@ TEST(OpenAiServer, ExpectContinueGetsTheGoAheadAtOnce) {
   http::response<http::string_body> res;
   http::read(socket, buffer, res);
   EXPECT_EQ(res.result_int(), 200u) << res.body();
+}
+
+// As vLLM's Starlette routes do: HEAD on a GET route has the GET's header and no body, HEAD on a
+// POST route is a 405 without a body; on a kept-alive connection the next answer follows at once
+// (a body after a HEAD's header would be read as the start of the next response). Found by
+// fuzz_serve_http.
+TEST(OpenAiServer, HeadIsAnsweredWithoutABody) {
+  ServeHarness h;
+  boost::asio::io_context io;
+  auto socket = testing::connect_to(io, h.port());
+  const std::string requests =
+      "HEAD /v1/models HTTP/1.1\r\nHost: x\r\n\r\n"
+      "HEAD /v1/completions HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /version HTTP/1.1\r\nHost: x\r\n\r\n";
+  boost::asio::write(socket, boost::asio::buffer(requests));
+  boost::beast::flat_buffer buffer;
+  http::response_parser<http::string_body> models;
+  models.skip(true);
+  http::read(socket, buffer, models);
+  EXPECT_EQ(models.get().result_int(), 200u);
+  EXPECT_GT(std::stoul(std::string(models.get()[http::field::content_length])), 0u);
+  EXPECT_TRUE(models.get().body().empty());
+  http::response_parser<http::string_body> post_only;
+  post_only.skip(true);
+  http::read(socket, buffer, post_only);
+  EXPECT_EQ(post_only.get().result_int(), 405u);
+  EXPECT_EQ(post_only.get()[http::field::allow], "POST");
+  http::response<http::string_body> version;
+  http::read(socket, buffer, version);
+  EXPECT_EQ(version.result_int(), 200u);
+  EXPECT_EQ(json::parse(version.body())["version"], "test");
+}
+
+// Clients choose the names of the fields the server ignores: it reports the first 64 once each,
+// cut to 64 bytes with control bytes shown as '?', then says the rest go unreported, and keeps
+// no more names than that (fuzz_serve_http's random names grew the set without bound).
+TEST(OpenAiServer, IgnoredFieldWarningsAreBoundedAndPrintable) {
+  ServeContext context;
+  std::vector<std::string> names;
+  for (int i = 0; i < 100; ++i) names.push_back("field" + std::to_string(i));
+  ::testing::internal::CaptureStderr();
+  context.warn_ignored({"bad\x1b[2Jname" + std::string(200, 'x')});
+  context.warn_ignored(names);
+  context.warn_ignored({"field0", "another"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 65) << err;
+  EXPECT_NE(err.find("'bad?[2Jname" + std::string(53, 'x') + "...'"), std::string::npos) << err;
+  EXPECT_NE(err.find("'field62'"), std::string::npos);
+  EXPECT_EQ(err.find("'field63'"), std::string::npos);
+  EXPECT_NE(err.find("64 unsupported request fields reported; further ones are ignored"),
+            std::string::npos);
+  EXPECT_EQ(err.find("another"), std::string::npos);
 }
 
 }  // namespace
