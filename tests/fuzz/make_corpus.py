@@ -2,6 +2,7 @@
 """Writes the seed corpora (tests/fuzz/corpus/<target>/) and the JSON-key dictionaries
 (tests/fuzz/<target>.dict) from the bundled configs and test data. Re-run after a schema
 change; the output is deterministic. Usage: python3 tests/fuzz/make_corpus.py"""
+import codecs
 import json
 import pathlib
 import re
@@ -217,6 +218,69 @@ def openai_requests():
     write_dict("fuzz_openai_request", docs, JSON_TOKENS + extra)
 
 
+def http_request(method, target, body=None, headers=(), version="1.1"):
+    lines = ["%s %s HTTP/%s" % (method, target, version), "Host: 127.0.0.1"]
+    lines += list(headers)
+    data = b""
+    if body is not None:
+        data = json.dumps(body).encode() if not isinstance(body, bytes) else body
+        lines += ["Content-Type: application/json", "Content-Length: %d" % len(data)]
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + data
+
+
+def chunked(data, size):
+    out = b""
+    for i in range(0, len(data), size):
+        part = data[i:i + size]
+        out += b"%x\r\n" % len(part) + part + b"\r\n"
+    return out + b"0\r\n\r\n"
+
+
+# The bytes a client sends to `engine serve` (fuzz_serve_http.cpp): requests one after another
+# on one connection, valid and not.
+def serve_http():
+    t = "fuzz_serve_http"
+    completion = {"model": "tiny-serve", "prompt": "Hello", "max_tokens": 4}
+    chat = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3, "stream": True,
+            "stream_options": {"include_usage": True}}
+    write(t, "health.http", http_request("GET", "/health"))
+    write(t, "completion.http", http_request("POST", "/v1/completions", completion))
+    write(t, "completion-stream.http",
+          http_request("POST", "/v1/completions", dict(completion, stream=True)))
+    write(t, "chat-stream.http", http_request("POST", "/v1/chat/completions", chat))
+    write(t, "pipelined.http", http_request("GET", "/v1/models") + http_request("GET", "/version") +
+          http_request("POST", "/v1/completions", completion) + http_request("GET", "/metrics"))
+    body = json.dumps(completion).encode()
+    write(t, "chunked.http", b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+          b"Transfer-Encoding: chunked\r\nContent-Type: application/json\r\n\r\n" +
+          chunked(body, 7))
+    write(t, "expect-continue.http",
+          http_request("POST", "/v1/completions", completion, ["Expect: 100-continue"]))
+    write(t, "head-then-get.http", http_request("HEAD", "/health") + http_request("GET", "/health"))
+    write(t, "wrong-method.http", http_request("GET", "/v1/completions") +
+          http_request("DELETE", "/health") + http_request("GET", "/nowhere?x=1"))
+    write(t, "http10-close.http", http_request("GET", "/health", version="1.0") +
+          http_request("GET", "/health"))
+    write(t, "connection-close.http",
+          http_request("GET", "/health", headers=["Connection: close"]) + http_request("GET", "/"))
+    write(t, "bad-json.http", http_request("POST", "/v1/chat/completions", b'{"messages": ['))
+    write(t, "cut-body.http", http_request("POST", "/v1/completions", completion)[:-5])
+    write(t, "malformed-line.http", b"GET\r\n\r\n")
+    write(t, "oversize-length.http", b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+          b"Content-Length: 99999999999\r\n\r\n{}")
+    tokens = ["GET ", "POST ", "HEAD ", "PUT ", "OPTIONS ", " HTTP/1.1\r\n", " HTTP/1.0\r\n",
+              "\r\n", "\r\n\r\n", "Host: ", "Content-Length: ", "Transfer-Encoding: chunked",
+              "Transfer-Encoding: gzip, chunked", "Connection: close", "Connection: keep-alive",
+              "Expect: 100-continue", "Content-Type: application/json", "/v1/completions",
+              "/v1/chat/completions", "/v1/models", "/health", "/version", "/metrics", "?",
+              "0\r\n\r\n", "ffffffffffffffff\r\n", "18446744073709551616"]
+    keys = set()
+    for d in (completion, chat):
+        keys_of(d, keys)
+    text_dict(t, "HTTP/1.1 framing tokens, routes and request JSON keys",
+              tokens + sorted('"%s"' % k for k in keys) + JSON_TOKENS)
+
+
 def run_folders():
     summary = {"scenario": "quickstart", "model": "Llama-3-8B", "gpu": "H100-SXM", "seed": 1,
                "simulated_s": 12.5,
@@ -338,7 +402,9 @@ def published_rows():
 
 
 def cpp_string_literals(block):
-    return "".join(json.loads('"%s"' % lit) for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', block))
+    # The bytes the literals hold: C++ escapes (\\n, \\", \\xFF) as Python's bytes escapes read them.
+    return b"".join(codecs.escape_decode(lit.encode())[0]
+                    for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', block))
 
 
 # Phrases of every line VllmStartupLog recognises (calibration/vllm_startup_log.h).
@@ -390,6 +456,7 @@ if __name__ == "__main__":
     profiles()
     safetensors()
     openai_requests()
+    serve_http()
     run_folders()
     services(docs)
     vllm_bench_results()
