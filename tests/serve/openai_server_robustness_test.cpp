@@ -51,6 +51,16 @@ int64_t aborted_requests(ServeHarness& h) {
   return at == std::string::npos ? -1 : std::stoll(text.substr(at + key.size()));
 }
 
+// Waits (up to 20 s) until the server counted `n` aborted requests. The client can read its first
+// chunk and leave before the worker publishes the snapshot that shows its request live, so
+// waiting for an idle snapshot alone may see the one from before the request.
+void wait_for_aborts(ServeHarness& h, int64_t n) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (aborted_requests(h) < n && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+}
+
 TEST(OpenAiServerRobustness, ClientLeavingMidStreamAbortsItsSequence) {
   ServeHarness h(testing::serve_test_options(), testing::long_scheduler_config());
   net::io_context io;
@@ -63,6 +73,7 @@ TEST(OpenAiServerRobustness, ClientLeavingMidStreamAbortsItsSequence) {
     got.append(buf, socket.read_some(net::buffer(buf)));
   }
   socket.close();
+  wait_for_aborts(h, 1);
   expect_all_blocks_free(h);
   EXPECT_EQ(aborted_requests(h), 1);
   EXPECT_EQ(post_json(h.port(), "/v1/completions", {{"prompt", "a"}, {"max_tokens", 2}}).status,
