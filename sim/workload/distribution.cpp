@@ -149,13 +149,20 @@ Distribution Distribution::from_json(const nlohmann::json& j, const std::string&
       if (!(std >= 0.0)) throw ConfigError(path + ".std: must be >= 0, got " + format_number(std));
       // Moments of exp(N(mu, sigma^2)): mean = e^(mu + sigma^2/2), var = mean^2 (e^sigma^2 - 1).
       const double sigma2 = std::log1p((std / mean) * (std / mean));
+      // A std beyond ~1e154 times the mean leaves sigma infinite and mu -inf: every draw NaN.
+      if (!std::isfinite(sigma2)) {
+        throw ConfigError(path + ".std: " + format_number(std) + " is too large for a mean of " +
+                          format_number(mean) +
+                          " (the lognormal's sigma would be infinite); give a std at most 1e150 "
+                          "times the mean");
+      }
       d.a_ = std::log(mean) - sigma2 / 2.0;
       d.b_ = std::sqrt(sigma2);
     } else {
       d.a_ = r.required<double>("mu");
       d.b_ = r.required<double>("sigma");
-      if (!(d.b_ >= 0.0)) {
-        throw ConfigError(path + ".sigma: must be >= 0, got " + format_number(d.b_));
+      if (!(d.b_ >= 0.0) || !std::isfinite(d.b_)) {
+        throw ConfigError(path + ".sigma: must be >= 0 and finite, got " + format_number(d.b_));
       }
     }
     read_bounds();

@@ -153,6 +153,29 @@ TEST(LengthDistributionTest, BadJsonNamesTheFieldAndTheFix) {
                 std::string(SERVESIM_SOURCE_DIR "/configs/workloads") + "/nope.csv'");
 }
 
+// A fuzz finding (fuzz_workload's long run): a lognormal of mean 8e-318 and std 60 has an
+// infinite sigma and a mu of -inf, so every draw was NaN (UBSan: -nan cast to int). Both forms
+// of the parameters must leave them finite.
+TEST(DistributionTest, ALognormalWhoseSigmaIsInfiniteIsRefused) {
+  const auto error = [](const json& j) {
+    try {
+      Distribution::from_json(j, "d", "", 0.0, false);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error({{"type", "lognormal"}, {"mean", 801e-320}, {"std", 60}}),
+            "d.std: 60 is too large for a mean of 8.01e-318 (the lognormal's sigma would be "
+            "infinite); give a std at most 1e150 times the mean");
+  EXPECT_EQ(error({{"type", "lognormal"}, {"mu", 1}, {"sigma", 1e308 * 10.0}}),
+            "d.sigma: must be >= 0 and finite, got inf");
+  const Distribution tiny = Distribution::from_json(
+      {{"type", "lognormal"}, {"mean", 1e-300}, {"std", 1e-150}}, "d", "", 0.0, false);
+  Rng rng(3);
+  EXPECT_TRUE(std::isfinite(tiny.sample(rng)));
+}
+
 // A fuzz finding (CI, fuzz_workload): a length of 2147483000 after a 4000-token shared prefix
 // overflowed the prompt's int. Lengths stop at kMaxLengthTokens, at parse time where a bound
 // says so and in sampling where the tail is unbounded.
