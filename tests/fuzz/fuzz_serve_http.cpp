@@ -47,11 +47,21 @@ servesim::testing::ServeHarness* harness = nullptr;
   std::abort();
 }
 
-// The methods of the requests in `bytes` that the server reads whole, in order, parsed with the
-// server's limits; stops at the first that does not parse (the server answers that one with an
-// error, or closes on an incomplete one at the client's end).
-std::vector<http::verb> requests_in(std::string_view bytes) {
-  std::vector<http::verb> methods;
+// The requests in `bytes` as the server reads them, parsed with the server's limits: the methods
+// of those it reads whole, in order, up to the first that does not parse (the server answers
+// that one with an error, or closes on an incomplete one at the client's end) — whose header,
+// when it was read, says whether the refusal answers a HEAD (and so has no body).
+struct Requests {
+  std::vector<http::verb> whole;
+  bool refused_is_head = false;
+
+  bool is_head(size_t response) const {
+    return response < whole.size() ? whole[response] == http::verb::head : refused_is_head;
+  }
+};
+
+Requests requests_in(std::string_view bytes) {
+  Requests requests;
   while (!bytes.empty()) {
     http::request_parser<http::string_body> parser;
     parser.eager(true);
@@ -60,11 +70,15 @@ std::vector<http::verb> requests_in(std::string_view bytes) {
         static_cast<uint64_t>(servesim::testing::serve_test_options().max_body_bytes));
     boost::beast::error_code ec;
     const size_t used = parser.put(net::buffer(bytes.data(), bytes.size()), ec);
-    if (ec || !parser.is_done()) break;
-    methods.push_back(parser.get().method());
+    if (ec || !parser.is_done()) {
+      requests.refused_is_head =
+          parser.is_header_done() && parser.get().method() == http::verb::head;
+      break;
+    }
+    requests.whole.push_back(parser.get().method());
     bytes.remove_prefix(used);
   }
-  return methods;
+  return requests;
 }
 
 using Clock = std::chrono::steady_clock;
@@ -114,16 +128,16 @@ void write_all(net::ip::tcp::socket& socket, std::string_view bytes) {
   }
 }
 
-// The final (non-1xx) responses `bytes` holds whole, each checked, for requests `methods` in
+// The final (non-1xx) responses `bytes` holds whole, each checked, for `requests` in
 // order; a response still arriving at the end is left for later, unless `closed`.
-size_t responses_in(std::string_view bytes, const std::vector<http::verb>& methods, bool closed) {
+size_t responses_in(std::string_view bytes, const Requests& requests, bool closed) {
   size_t answered = 0;
   while (!bytes.empty()) {
     http::response_parser<http::string_body> parser;
     parser.eager(true);
     parser.body_limit(64u << 20);
     // A response to HEAD has the header of the GET's but no body.
-    if (answered < methods.size() && methods[answered] == http::verb::head) parser.skip(true);
+    if (requests.is_head(answered)) parser.skip(true);
     boost::beast::error_code ec;
     const size_t used = parser.put(net::buffer(bytes.data(), bytes.size()), ec);
     if (ec == http::error::need_more || (!ec && !parser.is_done())) {
@@ -140,8 +154,8 @@ size_t responses_in(std::string_view bytes, const std::vector<http::verb>& metho
       finding("status " + std::to_string(status) + " (the server blames itself)");
     ++answered;
   }
-  if (answered > methods.size() + 1)
-    finding(std::to_string(answered) + " responses to " + std::to_string(methods.size()) +
+  if (answered > requests.whole.size() + 1)
+    finding(std::to_string(answered) + " responses to " + std::to_string(requests.whole.size()) +
             " requests");
   return answered;
 }
@@ -159,7 +173,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view input(reinterpret_cast<const char*>(data), size);
-  const std::vector<http::verb> methods = requests_in(input);
+  const Requests requests = requests_in(input);
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(kDeadlineMs);
   net::io_context io;
   net::ip::tcp::socket socket = connect(io);
@@ -168,11 +182,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // the client's end, after which the server answers what is left and closes.
   std::string received;
   bool open = true;
-  while (open && responses_in(received, methods, false) < methods.size())
+  while (open && responses_in(received, requests, false) < requests.whole.size())
     open = read_more(socket, received, deadline);
   boost::system::error_code ec;
   socket.shutdown(net::ip::tcp::socket::shutdown_send, ec);
   while (open) open = read_more(socket, received, deadline);
-  responses_in(received, methods, true);
+  responses_in(received, requests, true);
   return 0;
 }
