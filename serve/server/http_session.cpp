@@ -16,7 +16,6 @@ namespace http = boost::beast::http;
 namespace net = boost::asio;
 using json = nlohmann::ordered_json;
 
-constexpr size_t kHeaderLimitBytes = 16 * 1024;
 constexpr auto kLingerTimeout = std::chrono::seconds(2);
 
 std::chrono::steady_clock::duration duration_of(double seconds) {

@@ -64,6 +64,8 @@ struct ServeContext {
 class HttpSession : public std::enable_shared_from_this<HttpSession> {
  public:
   using Clock = std::chrono::steady_clock;
+  // A request whose header is larger gets 431 (uvicorn's h11 default limit is 16 KiB too).
+  static constexpr size_t kHeaderLimitBytes = 16 * 1024;
 
   HttpSession(boost::asio::ip::tcp::socket&& socket, ServeContext& context);
   ~HttpSession();

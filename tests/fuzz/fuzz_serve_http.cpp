@@ -36,8 +36,7 @@ namespace {
 namespace http = boost::beast::http;
 namespace net = boost::asio;
 
-constexpr size_t kHeaderLimitBytes = 16 * 1024;  // HttpSession's
-constexpr int kMaxModelLen = 64;                 // tokens, prompt and output
+constexpr int kMaxModelLen = 64;  // tokens, prompt and output
 // Per input, beyond libFuzzer's -timeout=1: its timeout is the one that reports a slow input
 // (scripts/fuzz.sh runs such an input again alone before calling it a finding, as a process at
 // nice 19 can be starved); this one only stops a wait that would otherwise never end.
@@ -68,7 +67,7 @@ Requests requests_in(std::string_view bytes) {
   while (!bytes.empty()) {
     http::request_parser<http::string_body> parser;
     parser.eager(true);
-    parser.header_limit(kHeaderLimitBytes);
+    parser.header_limit(servesim::HttpSession::kHeaderLimitBytes);
     parser.body_limit(
         static_cast<uint64_t>(servesim::testing::serve_test_options().max_body_bytes));
     boost::beast::error_code ec;
@@ -109,20 +108,8 @@ bool read_more(net::ip::tcp::socket& socket, std::string& received, Clock::time_
   }
 }
 
-// libFuzzer's timer interrupts blocking calls (SIGALRM, every second): they are tried again.
-net::ip::tcp::socket connect(net::io_context& io) {
-  net::ip::tcp::socket socket(io);
-  const net::ip::tcp::endpoint server(net::ip::make_address("127.0.0.1"), harness->port());
-  boost::system::error_code ec;
-  do {
-    socket.close(ec);
-    socket.connect(server, ec);
-  } while (ec == net::error::interrupted);
-  if (ec) finding("cannot connect to the server: " + ec.message());
-  return socket;
-}
-
-// The input, as far as the server takes it (it may close after refusing a request).
+// The input, as far as the server takes it (it may close after refusing a request); a write
+// libFuzzer's timer interrupts (SIGALRM, every second) goes on.
 void write_all(net::ip::tcp::socket& socket, std::string_view bytes) {
   boost::system::error_code ec;
   while (!bytes.empty()) {
@@ -179,7 +166,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const Requests requests = requests_in(input);
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(kDeadlineMs);
   net::io_context io;
-  net::ip::tcp::socket socket = connect(io);
+  net::ip::tcp::socket socket = servesim::testing::connect_to(io, harness->port());
   write_all(socket, input);
   // Every whole request answered (a client that leaves earlier cancels its generation), then
   // the client's end, after which the server answers what is left and closes.

@@ -94,6 +94,11 @@ struct Outcome {
   int max_model_len = 0;
 };
 
+// Equal within a millionth (of 1 s at least): sums of the same times in another order.
+bool near(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b));
+}
+
 std::vector<std::string> check_record(const RequestRecord& r, int max_model_len) {
   std::vector<std::string> out;
   const std::string id = "request " + std::to_string(r.id) + ": ";
@@ -112,7 +117,7 @@ std::vector<std::string> check_record(const RequestRecord& r, int max_model_len)
     const double sum = g.retry_s + g.pool_s + g.network_s + g.gateway_s + g.frontend_s +
                        g.pre_model_s + g.engine_queue_s + g.prefill_s + g.decode_queue_s +
                        g.kv_transfer_s + g.decode_s + g.stream_s;
-    if (std::fabs(sum - r.e2e_s()) > 1e-6 * std::max(1.0, r.e2e_s())) {
+    if (!near(sum, r.e2e_s())) {
       out.push_back(id + "segments sum to " + std::to_string(sum) + " s, E2E is " +
                     std::to_string(r.e2e_s()) + " s");
     }
@@ -220,10 +225,6 @@ std::vector<std::string> check_requests(const DrawnScenario& d, const Simulation
   if (seen != records.size())
     problems.push_back("the source issued " + std::to_string(seen) + " requests");
   return problems;
-}
-
-bool near(double a, double b) {
-  return std::fabs(a - b) <= 1e-6 * std::max(1.0, std::fabs(b));
 }
 
 // An ended session's own record holds together: times in order, its critical path sums to its

@@ -102,9 +102,17 @@ struct HttpReply {
   nlohmann::json json() const { return nlohmann::json::parse(body); }
 };
 
+// Connects to the server on loopback; a connect a signal interrupts (libFuzzer's timer, in
+// fuzz_serve_http) is tried again. Throws boost::system::system_error otherwise.
 inline boost::asio::ip::tcp::socket connect_to(boost::asio::io_context& io, uint16_t port) {
   boost::asio::ip::tcp::socket socket(io);
-  socket.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+  const boost::asio::ip::tcp::endpoint server(boost::asio::ip::make_address("127.0.0.1"), port);
+  boost::system::error_code ec;
+  do {
+    socket.close(ec);
+    socket.connect(server, ec);
+  } while (ec == boost::asio::error::interrupted);
+  if (ec) throw boost::system::system_error(ec, "connect");
   return socket;
 }
 
