@@ -100,9 +100,10 @@ nlohmann::json replay_into(SimulationConfig& config, nlohmann::json& scenario_js
   return j;
 }
 
-// One side of a disaggregated deployment: its engines' sizes and how busy they were.
-void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, ReplicaRole role,
-                const SimulationResult& result) {
+// One side of a disaggregated deployment: its engines' sizes and how busy they were (each
+// data-parallel rank of an instance is an engine with its own KV cache).
+void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, const DisaggregatedRole& spec,
+                ReplicaRole role, const SimulationResult& result) {
   int instances = 0;
   double busy_s = 0;
   for (const ReplicaSummary& r : result.replicas) {
@@ -112,11 +113,12 @@ void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, ReplicaRole r
   }
   const double busy = result.simulated_s > 0 ? busy_s / (instances * result.simulated_s) : 0;
   std::printf(
-      "  %s: KV cache %lld tokens per instance; max_num_seqs %d, max_num_batched_tokens %d, "
+      "  %s: KV cache %lld tokens per %s; max_num_seqs %d, max_num_batched_tokens %d, "
       "max_model_len %d; busy %.0f%%\n",
       role == ReplicaRole::kPrefill ? "prefill" : "decode",
-      static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
-      sc.max_model_len, 100 * busy);
+      static_cast<long long>(plan.kv_cache_tokens),
+      spec.parallel.dp > 1 ? "data-parallel rank" : "instance", sc.max_num_seqs,
+      sc.max_num_batched_tokens, sc.max_model_len, 100 * busy);
 }
 
 // One deployment of a run with several: what it is, its engines' sizes and how busy they were
@@ -348,8 +350,8 @@ int run_simulate(const SimulateOptions& options) {
   std::printf("%s\n", setup_line(simulation, setup).c_str());
   if (c.disaggregation.enabled) {
     print_role(simulation.prefill_memory_plan(), simulation.prefill_scheduler_config(),
-               ReplicaRole::kPrefill, result);
-    print_role(plan, sc, ReplicaRole::kDecode, result);
+               c.disaggregation.prefill, ReplicaRole::kPrefill, result);
+    print_role(plan, sc, c.disaggregation.decode, ReplicaRole::kDecode, result);
   } else {
     std::printf(
         "  KV cache %lld tokens per replica; max_num_seqs %d, max_num_batched_tokens %d, "

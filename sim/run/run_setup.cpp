@@ -114,6 +114,8 @@ nlohmann::json role_json(const DisaggregatedRole& role, const SimulationConfig& 
           {"gpu", role.gpu.name},
           {"tensor_parallel_size", role.parallel.tp},
           {"pipeline_parallel_size", role.parallel.pp},
+          {"data_parallel_size", role.parallel.dp},
+          {"enable_expert_parallel", role.parallel.enable_expert_parallel},
           {"engine", engine_flags_json(c, plan.engine, scheduler, plan.kv_cache_tokens)}};
 }
 

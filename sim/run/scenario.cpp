@@ -227,8 +227,10 @@ const nlohmann::json& own_engine_block(JsonObjectReader& r, const std::string& s
 }
 
 // One role of "disaggregation": {"instances", "gpu", "tensor_parallel_size",
-// "pipeline_parallel_size", "engine"}, each defaulting to the scenario's own; the role's
-// engine keys override the top-level engine block's.
+// "pipeline_parallel_size", "data_parallel_size", "enable_expert_parallel", "engine"}, each
+// defaulting to the scenario's own (data_parallel_size to 1: the top level's must be 1); the
+// role's engine keys override the top-level engine block's. An instance of a role with
+// data_parallel_size D is one vLLM server of D ranks (wide expert parallelism: EP = TP x D).
 DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
                             const nlohmann::json& engine, const std::string& base_dir,
                             const Catalog& catalog) {
@@ -240,8 +242,18 @@ DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
                  : c.gpu;
   role.parallel.tp = r.optional<int>("tensor_parallel_size", c.parallel.tp);
   role.parallel.pp = r.optional<int>("pipeline_parallel_size", c.parallel.pp);
+  role.parallel.dp = r.optional<int>("data_parallel_size", 1);
+  role.parallel.enable_expert_parallel =
+      r.optional<bool>("enable_expert_parallel", c.parallel.enable_expert_parallel);
+  role.parallel.expert_zipf_exponent = c.parallel.expert_zipf_exponent;
   if (role.parallel.tp < 1) r.fail("tensor_parallel_size", "must be >= 1");
   if (role.parallel.pp < 1) r.fail("pipeline_parallel_size", "must be >= 1");
+  if (role.parallel.dp < 1 || role.parallel.dp > 4096) {
+    r.fail("data_parallel_size", "must be in [1, 4096]");
+  }
+  if (static_cast<long long>(role.instances) * role.parallel.dp > 4096) {
+    r.fail("data_parallel_size", "instances x data_parallel_size must be at most 4096 ranks");
+  }
   nlohmann::json merged = engine.is_object() ? engine : nlohmann::json::object();
   if (r.has("engine")) {
     merged.merge_patch(own_engine_block(r, "the whole deployment"));

@@ -62,23 +62,20 @@ class Simulation::Driver final : public EventHandler,
     options.seed = c.seed;
     if (d.enabled) {
       router_ = Router(d.prefill_router, c.seed ^ 0x726f75746572ULL);
-      num_prefill_ = static_cast<uint32_t>(d.prefill.instances);
       ReplicaOptions prefill_options = options;
       prefill_options.speculative = nullptr;
-      for (int r = 0; r < d.prefill.instances; ++r) {
-        replicas_.emplace_back(std::make_unique<Replica>(
-            r, sim.prefill_.scheduler, *sim.prefill_.cost_model, prefill_options));
-      }
-      links_.resize(static_cast<size_t>(d.decode.instances));
-    }
-    const int decode_instances = d.enabled ? d.decode.instances : c.parallel.replicas();
-    for (int r = 0; r < decode_instances; ++r) {
-      replicas_.emplace_back(std::make_unique<Replica>(
-          static_cast<int>(num_prefill_) + r, sim.scheduler_config_, *sim.cost_model_, options));
+      add_servers(d.prefill.instances, d.prefill.parallel, sim.prefill_.scheduler,
+                  *sim.prefill_.cost_model, prefill_options);
+      num_prefill_ = static_cast<uint32_t>(replicas_.size());
+      links_.resize(static_cast<size_t>(d.decode.instances * d.decode.parallel.dp));
+      add_servers(d.decode.instances, d.decode.parallel, sim.scheduler_config_, *sim.cost_model_,
+                  options);
+    } else {
+      add_servers(c.parallel.servers, c.parallel, sim.scheduler_config_, *sim.cost_model_, options);
     }
     num_own_ = static_cast<uint32_t>(replicas_.size());
-    wave_pending_.assign(replicas_.size() / static_cast<size_t>(c.parallel.dp), false);
     add_deployments(options);
+    group_of_.resize(replicas_.size(), kNoGroup);
     if (sim.scheduler_config_.num_host_kv_blocks > 0) {
       host_links_.assign(replicas_.size(),
                          HostKvLink(sim.host_kv_bandwidth_Bps(), kHostKvLatency_s));
@@ -163,9 +160,8 @@ class Simulation::Driver final : public EventHandler,
         on_sample();
         break;
       case EventKind::kDispatch:
-        wave_pending_[event.target] = false;
-        start_together(event.target * static_cast<uint32_t>(sim_.config_.parallel.dp),
-                       sim_.config_.parallel.dp);
+        groups_[event.target].wave_pending = false;
+        start_together(groups_[event.target]);
         break;
       case EventKind::kKvHandoff:
         on_handoff(event.payload);
@@ -259,6 +255,33 @@ class Simulation::Driver final : public EventHandler,
   }
 
  private:
+  // Data-parallel ranks whose MoE layers form one expert-parallel group: they step together.
+  struct LockstepGroup {
+    uint32_t first = 0;         // replica index of rank 0
+    uint32_t count = 0;         // ranks
+    bool wave_pending = false;  // a kDispatch is queued
+  };
+  static constexpr int32_t kNoGroup = -1;
+
+  // `servers` vLLM servers of parallel.dp replicas each (one per data-parallel rank), after
+  // the replicas already made; an expert-parallel server's ranks form a lock-step group.
+  void add_servers(int servers, const ParallelConfig& parallel, const SchedulerConfig& scheduler,
+                   const CostModel& cost_model, const ReplicaOptions& options) {
+    for (int s = 0; s < servers; ++s) {
+      const auto first = static_cast<uint32_t>(replicas_.size());
+      for (int rank = 0; rank < parallel.dp; ++rank) {
+        replicas_.emplace_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()),
+                                                         scheduler, cost_model, options));
+      }
+      group_of_.resize(replicas_.size(), kNoGroup);
+      if (!parallel.lockstep()) continue;
+      for (uint32_t r = first; r < replicas_.size(); ++r) {
+        group_of_[r] = static_cast<int32_t>(groups_.size());
+      }
+      groups_.push_back({first, static_cast<uint32_t>(parallel.dp), false});
+    }
+  }
+
   // The scenario's more deployments' replicas, after its own (each with its own speculative
   // model, router and metrics); their requests' metrics apart from the own deployment's.
   void add_deployments(const ReplicaOptions& own_options) {
@@ -465,14 +488,13 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void try_start(uint32_t r) {
-    const ParallelConfig& parallel = sim_.config_.parallel;
-    if (parallel.lockstep() && r < num_own_) {
+    if (const int32_t group = group_of_[r]; group != kNoGroup) {
       // Once every request of this instant has reached its replica (a kDispatch event at the
       // same time runs after them), so that replicas given work together start together.
-      const uint32_t group = r / static_cast<uint32_t>(parallel.dp);
-      if (!wave_pending_[group]) {
-        wave_pending_[group] = true;
-        loop_.schedule(loop_.now_s(), EventKind::kDispatch, group);
+      LockstepGroup& g = groups_[static_cast<size_t>(group)];
+      if (!g.wave_pending) {
+        g.wave_pending = true;
+        loop_.schedule(loop_.now_s(), EventKind::kDispatch, static_cast<uint32_t>(group));
       }
       return;
     }
@@ -483,10 +505,11 @@ class Simulation::Driver final : public EventHandler,
   }
 
   // Expert parallelism over several replicas: vLLM runs the MoE layers of all data-parallel
-  // ranks of a server together (idle ranks run dummy batches), so once none of replicas
-  // [first, first + count) is busy each with work begins a step, all ending with the slowest.
-  void start_together(uint32_t first, int count) {
-    const uint32_t end = first + static_cast<uint32_t>(count);
+  // ranks of a server together (idle ranks run dummy batches), so once none of the group's
+  // replicas is busy each with work begins a step, all ending with the slowest.
+  void start_together(const LockstepGroup& group) {
+    const uint32_t first = group.first;
+    const uint32_t end = first + group.count;
     for (uint32_t r = first; r < end; ++r) {
       if (replicas_[r]->busy()) return;
     }
@@ -550,7 +573,8 @@ class Simulation::Driver final : public EventHandler,
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
   std::vector<double> gather_timer_s_;
-  std::vector<bool> wave_pending_;        // per lock-stepped server: a kDispatch is queued
+  std::vector<LockstepGroup> groups_;     // the lock-stepped servers
+  std::vector<int32_t> group_of_;         // per replica: its index in groups_, or kNoGroup
   std::unique_ptr<ServicePath> service_;  // null for "service": "none"
   double pending_arrival_s_ = kNoEvent;
   uint64_t done_ = 0;
@@ -640,11 +664,6 @@ void Simulation::build_disaggregated() {
         "parallel.data_parallel_size must be 1 with disaggregation: set "
         "disaggregation.prefill.instances and disaggregation.decode.instances instead");
   }
-  if (config_.parallel.enable_expert_parallel) {
-    throw ConfigError(
-        "disaggregation with parallel.enable_expert_parallel is not modelled yet: simulate the "
-        "two apart");
-  }
   if (d.prefill.engine.kv_offloading_size_gib || d.decode.engine.kv_offloading_size_gib) {
     throw ConfigError(
         "disaggregation with kv_offloading_size_gib is not modelled yet: simulate KV offload on "
@@ -675,8 +694,8 @@ void Simulation::build_disaggregated() {
   config_.metrics.num_gpus = d.total_gpus();
   if (config_.metrics.price_per_gpu_hour == 0) {
     // The deployment's hourly price spread over its GPUs.
-    const double prefill_gpus = d.prefill.instances * d.prefill.parallel.gpus_per_replica();
-    const double decode_gpus = d.decode.instances * d.decode.parallel.gpus_per_replica();
+    const double prefill_gpus = d.prefill.instances * d.prefill.parallel.total_gpus();
+    const double decode_gpus = d.decode.instances * d.decode.parallel.total_gpus();
     config_.metrics.price_per_gpu_hour = (prefill_gpus * d.prefill.gpu.price_per_hour_usd +
                                           decode_gpus * d.decode.gpu.price_per_hour_usd) /
                                          (prefill_gpus + decode_gpus);

@@ -122,6 +122,8 @@ std::string DisaggregationSpec::describe() const {
   auto role = [](const DisaggregatedRole& r, const char* letter) {
     std::string s = std::to_string(r.instances) + letter + " (TP " + std::to_string(r.parallel.tp);
     if (r.parallel.pp > 1) s += ", PP " + std::to_string(r.parallel.pp);
+    if (r.parallel.dp > 1) s += ", DP " + std::to_string(r.parallel.dp);
+    if (r.parallel.ep() > 1) s += ", EP " + std::to_string(r.parallel.ep());
     return s + " on " + r.gpu.name + ")";
   };
   return role(prefill, "P") + " + " + role(decode, "D") + ", " + kv_transfer.connector + " over " +

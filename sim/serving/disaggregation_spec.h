@@ -64,7 +64,9 @@ struct KvTransferSpec {
 struct DisaggregatedRole {
   int instances = 1;
   HardwareSpec gpu;
-  ParallelConfig parallel;  // dp is 1: instances are the role's replicas
+  // One instance: dp data-parallel ranks of tp x pp GPUs each (with expert parallelism one
+  // EP group of tp x dp ranks, stepping together); servers is 1.
+  ParallelConfig parallel;
   EngineConfig engine;
 };
 
@@ -77,10 +79,11 @@ struct DisaggregationSpec {
   RouterPolicy decode_router = RouterPolicy::kLeastKv;
 
   int total_gpus() const {
-    return prefill.instances * prefill.parallel.gpus_per_replica() +
-           decode.instances * decode.parallel.gpus_per_replica();
+    return prefill.instances * prefill.parallel.total_gpus() +
+           decode.instances * decode.parallel.total_gpus();
   }
-  // "2P (TP 2 on H100-SXM) + 1D (TP 4 on H100-SXM), NixlConnector over infiniband"
+  // "2P (TP 2 on H100-SXM) + 1D (TP 4 on H100-SXM), NixlConnector over infiniband";
+  // a role with data-parallel ranks "1P (TP 1, DP 8, EP 8 on H200)".
   std::string describe() const;
 };
 
