@@ -7,6 +7,8 @@
 #include <QSignalBlocker>
 #include <QSpinBox>
 #include <optional>
+#include <string>
+#include <string_view>
 
 #include "gui/scenario_document.h"
 #include "models/parallel_config.h"
@@ -112,6 +114,18 @@ FeaturesEdit::FeaturesEdit(ScenarioDocument* document, QWidget* parent)
   decode->setRange(1, 4096);
   decode->setToolTip(tr("disaggregation.decode.instances"));
   add_field("disaggregation.decode.instances", Kind::kInt, decode, tr("  Decode instances"));
+  for (const char* role : {"prefill", "decode"}) {
+    auto* ranks = new QSpinBox(this);
+    ranks->setRange(1, 4096);
+    const std::string key = std::string("disaggregation.") + role + ".data_parallel_size";
+    ranks->setToolTip(
+        tr("%1: data-parallel ranks per instance (one vllm serve --data-parallel-size; with "
+           "expert parallelism EP = TP x DP, the ranks stepping together)")
+            .arg(QString::fromStdString(key)));
+    add_field(
+        key, Kind::kInt, ranks,
+        std::string_view(role) == "prefill" ? tr("  Prefill DP ranks") : tr("  Decode DP ranks"));
+  }
   auto* link = new QComboBox(this);
   link->addItems({QStringLiteral("infiniband"), QStringLiteral("ethernet"),
                   QStringLiteral("nvlink"), QStringLiteral("pcie"), QStringLiteral("custom")});

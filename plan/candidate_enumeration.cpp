@@ -104,7 +104,8 @@ std::vector<RolePair> role_pairs(PlanState& state) {
 }
 
 // MoE models search experts tensor parallel and expert parallel (vLLM
-// --enable-expert-parallel) over 1, 2 and 4 data-parallel ranks per server; --fix
+// --enable-expert-parallel) over 1, 2 and 4 data-parallel ranks per server (and the ranks of a
+// disaggregated scenario's expert-parallel decode instances); --fix
 // parallel.enable_expert_parallel=... keeps one, --fix parallel.data_parallel_size=D one D.
 std::vector<ExpertPlacement> expert_placements(const PlanState& state) {
   const PlanOptions& o = state.options;
@@ -119,6 +120,14 @@ std::vector<ExpertPlacement> expert_placements(const PlanState& state) {
     placements.push_back({true, base.dp});
   } else {
     for (int dp : kDefaultExpertParallelDp) placements.push_back({true, dp});
+    // A disaggregated scenario's own wide-EP instances are searched too.
+    const DisaggregatedRole& decode = state.scenario.config.disaggregation.decode;
+    const bool listed =
+        std::any_of(placements.begin(), placements.end(),
+                    [&](const ExpertPlacement& p) { return p.dp == decode.parallel.dp; });
+    if (state.scenario.config.disaggregation.enabled && decode.parallel.lockstep() && !listed) {
+      placements.push_back({true, decode.parallel.dp});
+    }
   }
   return placements;
 }
@@ -210,7 +219,9 @@ int smallest(const std::vector<int>& values) {
 
 // GPUs of the smallest replica (or group) the axes make.
 int min_replica_gpus(const PlanOptions& o, const ParallelAxes& axes) {
-  const int pp = smallest(axes.pps);
+  int dp = std::numeric_limits<int>::max();
+  for (const ExpertPlacement& placement : axes.placements) dp = std::min(dp, placement.dp);
+  const int pp = smallest(axes.pps) * dp;
   int gpus = o.aggregated ? smallest(axes.tps) * pp : std::numeric_limits<int>::max();
   for (const PdRatio& r : axes.ratios) {
     gpus = std::min(
@@ -336,9 +347,11 @@ MemoryPlan prune_disaggregated(PlanCandidate& c, const PlanState& state,
 }
 
 // One group of ratio.prefill prefill instances (TP prefill_tp) on the pair's prefill GPU and
-// ratio.decode decode instances (TP decode_tp) on its decode GPU, both with PP pp.
+// ratio.decode decode instances (TP decode_tp) on its decode GPU, both with PP pp and the
+// experts placed alike: each instance one server of placement.dp ranks.
 void add_disaggregated_candidate(PlanState& state, RolePair gpus, PdRatio ratio, int prefill_tp,
-                                 int decode_tp, int pp, const EngineVariant& variant) {
+                                 int decode_tp, int pp, ExpertPlacement placement,
+                                 const EngineVariant& variant) {
   const HardwareSpec& prefill_gpu = state.gpus[gpus.prefill];
   const HardwareSpec& gpu = state.gpus[gpus.decode];
   PlanCandidate c;
@@ -349,9 +362,11 @@ void add_disaggregated_candidate(PlanState& state, RolePair gpus, PdRatio ratio,
   c.prefill_tp = prefill_tp;
   c.tp = decode_tp;
   c.pp = pp;
+  c.expert_parallel = placement.expert_parallel;
+  c.dp = placement.dp;
   c.max_num_seqs = variant.max_num_seqs.value_or(state.evaluator.role_engine(false).max_num_seqs);
-  const int prefill_gpus = ratio.prefill * prefill_tp * pp;
-  const int decode_gpus = ratio.decode * decode_tp * pp;
+  const int prefill_gpus = ratio.prefill * prefill_tp * pp * placement.dp;
+  const int decode_gpus = ratio.decode * decode_tp * pp * placement.dp;
   c.gpus_per_replica = prefill_gpus + decode_gpus;
   // One GPU type keeps its exact price (ties between candidates compare costs).
   c.price_per_gpu_hour =
@@ -392,8 +407,11 @@ void add_disaggregated_candidates(PlanState& state, RolePair gpus, const Paralle
     for (int prefill_tp : axes.prefill_tps) {
       for (int decode_tp : axes.decode_tps) {
         for (int pp : axes.pps) {
-          for (const EngineVariant& variant : axes.variants) {
-            add_disaggregated_candidate(state, gpus, ratio, prefill_tp, decode_tp, pp, variant);
+          for (const ExpertPlacement& placement : axes.placements) {
+            for (const EngineVariant& variant : axes.variants) {
+              add_disaggregated_candidate(state, gpus, ratio, prefill_tp, decode_tp, pp, placement,
+                                          variant);
+            }
           }
         }
       }

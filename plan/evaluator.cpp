@@ -78,9 +78,9 @@ const EngineConfig& Evaluator::role_engine(bool prefill) const {
   return prefill ? d.prefill.engine : d.decode.engine;
 }
 
-// `groups` copies of the candidate's group: its instance counts scaled, each role's own GPU, TP
-// and the engine flags it starts from with the candidate's max_num_seqs and speculation for
-// that role.
+// `groups` copies of the candidate's group: its instance counts scaled, each role's own GPU, TP,
+// expert placement (an instance: one server of c.dp ranks) and the engine flags it starts from with
+// the candidate's max_num_seqs and speculation for that role.
 void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
                                    const HardwareSpec& prefill_gpu, const PlanCandidate& c,
                                    int groups) const {
@@ -94,7 +94,8 @@ void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gp
     role.parallel = base_.parallel;
     role.parallel.tp = prefill ? c.prefill_tp : c.tp;
     role.parallel.pp = c.pp;
-    role.parallel.dp = 1;
+    role.parallel.dp = c.dp;
+    role.parallel.enable_expert_parallel = c.expert_parallel;
     role.parallel.servers = 1;
     role.engine = role_engine(prefill);
     role.engine.max_num_seqs = prefill ? c.prefill_engine.max_num_seqs : c.max_num_seqs;

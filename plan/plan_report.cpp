@@ -178,8 +178,11 @@ std::string ranked_rows(const PlanReport& r, size_t rows) {
     const MetricsSummary& m = c.predicted;
     const std::string tp = c.disaggregated() ? "-" : std::to_string(c.tp);
     std::string label;
-    if (c.disaggregated()) label = " | " + c.shape();
-    if (c.expert_parallel) label = " | " + expert_parallel_label(c);
+    if (c.disaggregated()) {
+      label = " | " + c.shape();
+    } else if (c.expert_parallel) {
+      label = " | " + expert_parallel_label(c);
+    }
     const std::string flags = engine_label(c).empty() ? "" : " |" + engine_label(c);
     std::snprintf(line, sizeof line,
                   "%4zu  %-14s %3s %3d %5d %4d %5d %9.2f %8.4f %9s %9s %8s %8s %7.0f%%  %s%s%s%s\n",
@@ -308,9 +311,15 @@ std::string PlanCandidate::shape() const {
   if (disaggregated()) {
     const std::string prefill_on = mixed_gpus() ? prefill_gpu + " " : "";
     const std::string decode_on = mixed_gpus() ? gpu + " " : "";
-    return std::to_string(prefill_instances) + "P " + prefill_on + "TP" +
-           std::to_string(prefill_tp) + " + " + std::to_string(decode_instances) + "D " +
-           decode_on + "TP" + std::to_string(tp) + (pp > 1 ? pp_text : "");
+    // Each role's instance: "TP1 EP8 (DP8)" with expert parallelism.
+    const auto ranks = [&](int role_tp) {
+      std::string text = "TP" + std::to_string(role_tp);
+      if (!expert_parallel) return text;
+      return text + " EP" + std::to_string(role_tp * dp) + " (DP" + std::to_string(dp) + ")";
+    };
+    return std::to_string(prefill_instances) + "P " + prefill_on + ranks(prefill_tp) + " + " +
+           std::to_string(decode_instances) + "D " + decode_on + ranks(tp) +
+           (pp > 1 ? pp_text : "");
   }
   const std::string ep = expert_parallel_label(*this);
   return "TP" + std::to_string(tp) + pp_text + (ep.empty() ? "" : " " + ep);

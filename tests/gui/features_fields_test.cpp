@@ -126,6 +126,13 @@ class FeaturesFieldsTest : public QObject {
     QCOMPARE(d.prefill.instances, 2);
     QCOMPARE(d.decode.instances, 3);
     QCOMPARE(d.kv_transfer.link, std::string("ethernet"));
+    // Each instance a server of data-parallel ranks.
+    auto* ranks = feature<QSpinBox>(*editor_, "disaggregation.decode.data_parallel_size");
+    QVERIFY(ranks->isEnabled());
+    ranks->setValue(2);
+    QVERIFY2(document_->error().isEmpty(), qPrintable(document_->error()));
+    QCOMPARE(document_->scenario()->config.disaggregation.decode.parallel.dp, 2);
+    QCOMPARE(document_->scenario()->config.disaggregation.prefill.parallel.dp, 1);
     prefill->setValue(1);  // the block's other keys stay
     QCOMPARE(document_->value("disaggregation.kv_transfer.link")->get<std::string>(),
              std::string("ethernet"));
