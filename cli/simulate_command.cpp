@@ -188,10 +188,14 @@ void print_deployments(const nlohmann::json& deployments) {
   }
 }
 
-// KV offload: the host tier's size and what it did, over all replicas.
-void print_kv_offload(const MemoryPlan& plan, const SimulationResult& result) {
+// KV offload: the host tier's size and what it did, over the replicas of `role` (a
+// disaggregated deployment's roles each have their own tier, or none).
+void print_kv_offload(const MemoryPlan& plan, ReplicaRole role, const SimulationResult& result) {
   HostKvSummary all;
+  size_t replicas = 0;
   for (const ReplicaSummary& r : result.replicas) {
+    if (r.role != role) continue;
+    ++replicas;
     all.hit_tokens += r.host_kv.hit_tokens;
     all.queried_tokens += r.host_kv.queried_tokens;
     all.stored_blocks += r.host_kv.stored_blocks;
@@ -200,12 +204,15 @@ void print_kv_offload(const MemoryPlan& plan, const SimulationResult& result) {
     all.store_busy_s += r.host_kv.store_busy_s;
     all.bandwidth_Bps = r.host_kv.bandwidth_Bps;
   }
-  const double link_s = result.simulated_s * static_cast<double>(result.replicas.size());
+  const double link_s = result.simulated_s * static_cast<double>(replicas);
+  const char* who = role == ReplicaRole::kPrefill  ? "prefill "
+                    : role == ReplicaRole::kDecode ? "decode "
+                                                   : "";
   std::printf(
-      "  KV offload: host tier %.1f GiB per GPU, %lld tokens per replica, PCIe %.0f GB/s; "
+      "  %sKV offload: host tier %.1f GiB per GPU, %lld tokens per replica, PCIe %.0f GB/s; "
       "%.1f%% of the tokens looked up loaded from it, %lld blocks stored, %lld evicted; link busy "
       "%.1f%% loading, %.1f%% storing\n",
-      static_cast<double>(plan.host_kv_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0),
+      who, static_cast<double>(plan.host_kv_bytes_per_gpu) / (1024.0 * 1024.0 * 1024.0),
       static_cast<long long>(plan.num_host_kv_blocks * plan.engine.block_size),
       all.bandwidth_Bps / 1e9, 100.0 * all.hit_rate(), static_cast<long long>(all.stored_blocks),
       static_cast<long long>(all.evicted_blocks), link_s > 0 ? 100 * all.load_busy_s / link_s : 0,
@@ -359,7 +366,13 @@ int run_simulate(const SimulateOptions& options) {
         static_cast<long long>(plan.kv_cache_tokens), sc.max_num_seqs, sc.max_num_batched_tokens,
         sc.max_model_len);
   }
-  if (plan.num_host_kv_blocks > 0) print_kv_offload(plan, result);
+  if (c.disaggregation.enabled) {
+    const MemoryPlan& prefill = simulation.prefill_memory_plan();
+    if (prefill.num_host_kv_blocks > 0) print_kv_offload(prefill, ReplicaRole::kPrefill, result);
+    if (plan.num_host_kv_blocks > 0) print_kv_offload(plan, ReplicaRole::kDecode, result);
+  } else if (plan.num_host_kv_blocks > 0) {
+    print_kv_offload(plan, ReplicaRole::kAggregated, result);
+  }
   if (j.contains("deployments")) print_deployments(j["deployments"]);
   if (c.profile) {
     std::printf("  cost model: calibrated profile of %s on %s (%s)%s\n", c.profile->model.c_str(),

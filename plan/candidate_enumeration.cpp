@@ -29,7 +29,7 @@ struct ExpertPlacement {
 // disaggregated role's).
 struct EngineVariant {
   std::optional<int> max_num_seqs;    // nullopt: the engine's own; 0: vLLM's default for the GPU
-  std::optional<double> offload_gib;  // host KV tier, GiB; nullopt: none
+  std::optional<double> offload_gib;  // host KV tier, GiB; nullopt: the engine's own; 0: none
   std::optional<int> speculative_tokens;  // draft tokens per step; nullopt: the engine's own
 };
 
@@ -133,14 +133,12 @@ std::vector<ExpertPlacement> expert_placements(const PlanState& state) {
 }
 
 // Every combination of the engine-flag axes, in the order max_num_seqs, offload, speculation.
-std::vector<EngineVariant> engine_variants(const PlanOptions& o, const EngineConfig& base) {
+std::vector<EngineVariant> engine_variants(const PlanOptions& o) {
   std::vector<std::optional<int>> seqs(o.max_num_seqs.begin(), o.max_num_seqs.end());
   if (seqs.empty()) seqs.push_back(std::nullopt);
   std::vector<std::optional<double>> offload;
-  for (double gib : o.kv_offloading_sizes) {
-    offload.push_back(gib > 0 ? std::optional<double>(gib) : std::nullopt);
-  }
-  if (offload.empty()) offload.push_back(base.kv_offloading_size_gib);
+  for (double gib : o.kv_offloading_sizes) offload.push_back(std::max(gib, 0.0));
+  if (offload.empty()) offload.push_back(std::nullopt);
   std::vector<std::optional<int>> speculation(o.num_speculative_tokens.begin(),
                                               o.num_speculative_tokens.end());
   if (speculation.empty()) speculation.push_back(std::nullopt);
@@ -167,7 +165,7 @@ ParallelAxes parallel_axes(const PlanState& state) {
   }
   axes.pps = o.pp.empty() ? std::vector<int>{base.parallel.pp} : o.pp;
   axes.placements = expert_placements(state);
-  axes.variants = engine_variants(o, base.engine);
+  axes.variants = engine_variants(o);
   axes.ratios = o.pd_ratios.value_or(std::vector<PdRatio>{});
   axes.prefill_tps = o.prefill_tp.empty() ? axes.tps : o.prefill_tp;
   axes.decode_tps = o.decode_tp.empty() ? axes.tps : o.decode_tp;
@@ -205,8 +203,12 @@ void set_speculative_tokens(EngineConfig& e, int k, const std::optional<Speculat
 EngineConfig with_variant(EngineConfig engine, const EngineVariant& v,
                           const std::optional<SpeculativeConfig>& speculation) {
   if (v.max_num_seqs) engine.max_num_seqs = *v.max_num_seqs;
-  engine.kv_offloading_size_gib = v.offload_gib;
-  if (!v.offload_gib) engine.kv_offloading_bandwidth_Bps.reset();
+  if (v.offload_gib && *v.offload_gib > 0) {
+    engine.kv_offloading_size_gib = *v.offload_gib;
+  } else if (v.offload_gib) {
+    engine.kv_offloading_size_gib.reset();
+    engine.kv_offloading_bandwidth_Bps.reset();
+  }
   if (v.speculative_tokens) set_speculative_tokens(engine, *v.speculative_tokens, speculation);
   return engine;
 }
@@ -374,12 +376,7 @@ void add_disaggregated_candidate(PlanState& state, RolePair gpus, PdRatio ratio,
           ? (prefill_gpus * prefill_gpu.price_per_hour_usd + decode_gpus * gpu.price_per_hour_usd) /
                 c.gpus_per_replica
           : gpu.price_per_hour_usd;
-  MemoryPlan mp;
-  if (variant.offload_gib) {
-    mark_invalid(c, "KV offload with disaggregation is not modelled yet");
-  } else {
-    mp = prune_disaggregated(c, state, prefill_gpu, gpu, variant);
-  }
+  MemoryPlan mp = prune_disaggregated(c, state, prefill_gpu, gpu, variant);
   c.replicas = 1;
   c.total_gpus = c.gpus_per_replica;
   c.cost_per_hour = c.total_gpus * c.price_per_gpu_hour;

@@ -33,9 +33,16 @@ int speculative_tokens(const PlanCandidate& c) {
   return c.engine.speculative ? c.engine.speculative->num_speculative_tokens : 0;
 }
 
+// The host KV tier per instance, GiB: the (decode) engine's, else a disaggregated group's
+// prefill instances'.
+std::optional<double> host_kv_gib(const PlanCandidate& c) {
+  if (c.engine.kv_offloading_size_gib || !c.disaggregated()) return c.engine.kv_offloading_size_gib;
+  return c.prefill_engine.kv_offloading_size_gib;
+}
+
 // The CSVs' last columns: the host KV tier, GiB (empty: none), and the draft tokens per step.
 std::string engine_flag_columns(const PlanCandidate& c) {
-  const std::optional<double>& gib = c.engine.kv_offloading_size_gib;
+  const std::optional<double> gib = host_kv_gib(c);
   return "," + (gib ? format_number("%g", *gib) : std::string()) + "," +
          std::to_string(speculative_tokens(c));
 }
@@ -46,23 +53,21 @@ std::string ms(double seconds, const char* format) {
 }
 
 nlohmann::json candidate_json(const PlanCandidate& c, size_t rank) {
-  nlohmann::json row = {
-      {"rank", rank},
-      {"gpu", c.gpu},
-      {"tp", c.tp},
-      {"pp", c.pp},
-      {"expert_parallel", c.expert_parallel},
-      {"dp", c.dp},
-      {"deployment", c.shape()},
-      {"max_num_seqs", c.max_num_seqs},
-      {"kv_offloading_size_gib", c.engine.kv_offloading_size_gib
-                                     ? nlohmann::json(*c.engine.kv_offloading_size_gib)
-                                     : nlohmann::json()},
-      {"num_speculative_tokens", speculative_tokens(c)},
-      {"status", candidate_status_name(c.status)},
-      {"limit", c.limit},
-      {"reason", c.reason},
-      {"evaluations", c.evaluations}};
+  nlohmann::json row = {{"rank", rank},
+                        {"gpu", c.gpu},
+                        {"tp", c.tp},
+                        {"pp", c.pp},
+                        {"expert_parallel", c.expert_parallel},
+                        {"dp", c.dp},
+                        {"deployment", c.shape()},
+                        {"max_num_seqs", c.max_num_seqs},
+                        {"kv_offloading_size_gib",
+                         host_kv_gib(c) ? nlohmann::json(*host_kv_gib(c)) : nlohmann::json()},
+                        {"num_speculative_tokens", speculative_tokens(c)},
+                        {"status", candidate_status_name(c.status)},
+                        {"limit", c.limit},
+                        {"reason", c.reason},
+                        {"evaluations", c.evaluations}};
   const bool sized =
       c.status == CandidateStatus::kFeasible || c.status == CandidateStatus::kOverLimits;
   if (sized && c.sustained > 0) {
@@ -137,8 +142,8 @@ std::string expert_parallel_label(const PlanCandidate& c) {
 // speculates, both, or "".
 std::string engine_label(const PlanCandidate& c) {
   std::string out;
-  if (c.engine.kv_offloading_size_gib) {
-    out += format_number(" +%g GiB host KV", *c.engine.kv_offloading_size_gib);
+  if (const std::optional<double> gib = host_kv_gib(c)) {
+    out += format_number(" +%g GiB host KV", *gib);
   }
   if (c.engine.speculative) {
     out += " +" + std::string(speculative_method_name(c.engine.speculative->method)) +
@@ -345,13 +350,27 @@ std::vector<std::string> PlanReport::vllm_commands() const {
     if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
     if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
     if (e.speculative) cmd += " --speculative-config '" + e.speculative->vllm_json().dump() + "'";
-    if (e.kv_offloading_size_gib) {
+    if (e.kv_offloading_size_gib && !c.disaggregated()) {
       cmd += format_number(" --kv-offloading-size %g", *e.kv_offloading_size_gib) +
              " --kv-offloading-backend native";
     }
     if (c.disaggregated()) {
       // vLLM's disaggregated examples start both roles as kv_both; the proxy assigns them.
-      const nlohmann::json config = {{"kv_connector", kv_connector}, {"kv_role", "kv_both"}};
+      nlohmann::json config = {{"kv_connector", kv_connector}, {"kv_role", "kv_both"}};
+      if (e.kv_offloading_size_gib) {
+        // --kv-offloading-size would replace the transfer connector with its own
+        // OffloadingConnector (vLLM 0.12's NativeOffloadingParser); both go through a
+        // MultiConnector, the transfer first, with the host tier's total bytes.
+        const nlohmann::json offload = {
+            {"kv_connector", "OffloadingConnector"},
+            {"kv_role", "kv_both"},
+            {"kv_connector_extra_config",
+             {{"cpu_bytes_to_use",
+               static_cast<int64_t>(std::llround(*e.kv_offloading_size_gib * (1 << 30)))}}}};
+        config = {{"kv_connector", "MultiConnector"},
+                  {"kv_role", "kv_both"},
+                  {"kv_connector_extra_config", {{"connectors", {config, offload}}}}};
+      }
       cmd += " --kv-transfer-config '" + config.dump() + "'";
     }
     return cmd;

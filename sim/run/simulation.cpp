@@ -76,9 +76,13 @@ class Simulation::Driver final : public EventHandler,
     num_own_ = static_cast<uint32_t>(replicas_.size());
     add_deployments(options);
     group_of_.resize(replicas_.size(), kNoGroup);
-    if (sim.scheduler_config_.num_host_kv_blocks > 0) {
-      host_links_.assign(replicas_.size(),
-                         HostKvLink(sim.host_kv_bandwidth_Bps(), kHostKvLatency_s));
+    if (sim.scheduler_config_.num_host_kv_blocks > 0 ||
+        (d.enabled && sim.prefill_.scheduler.num_host_kv_blocks > 0)) {
+      // Every replica gets a link (a role without a host tier never uses its own), each with
+      // its role's bandwidth.
+      for (uint32_t r = 0; r < replicas_.size(); ++r) {
+        host_links_.emplace_back(sim.host_kv_bandwidth_Bps(r < num_prefill_), kHostKvLatency_s);
+      }
     }
     loads_.resize(replicas_.size());
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
@@ -390,12 +394,17 @@ class Simulation::Driver final : public EventHandler,
       // Copied to the host once the step that computed them has run (vLLM 0.11-0.14 submits a
       // step's stores after its forward pass).
       const double bytes = static_cast<double>(replica.host_store_blocks()) *
-                           replica.scheduler().config().block_size * sim_.plan_.kv_bytes_per_token;
+                           replica.scheduler().config().block_size * kv_bytes_per_token(r);
       loop_.schedule(host_links_[r].store(loop_.now_s(), bytes), EventKind::kHostKvStored, r,
                      replica.host_store_step());
     }
     if (service_) service_->on_engine_step_end(loop_.now_s());
     try_start(r);
+  }
+
+  // One GPU's KV bytes per token on replica r (a disaggregated role's own).
+  double kv_bytes_per_token(uint32_t r) const {
+    return r < num_prefill_ ? sim_.prefill_.plan.kv_bytes_per_token : sim_.plan_.kv_bytes_per_token;
   }
 
   HostKvSummary host_kv_summary(const Replica& replica) const {
@@ -418,7 +427,7 @@ class Simulation::Driver final : public EventHandler,
 
   void start_host_load(uint32_t r, const KvLoad& load) {
     const double now = loop_.now_s();
-    const double bytes = static_cast<double>(load.num_tokens) * sim_.plan_.kv_bytes_per_token;
+    const double bytes = static_cast<double>(load.num_tokens) * kv_bytes_per_token(r);
     const double done_s = host_links_[r].load(now, bytes);
     replicas_[r]->host_load_started(load.request_id, done_s - now);
     loop_.schedule(done_s, EventKind::kHostKvLoaded, r, load.request_id);
@@ -664,11 +673,6 @@ void Simulation::build_disaggregated() {
         "parallel.data_parallel_size must be 1 with disaggregation: set "
         "disaggregation.prefill.instances and disaggregation.decode.instances instead");
   }
-  if (d.prefill.engine.kv_offloading_size_gib || d.decode.engine.kv_offloading_size_gib) {
-    throw ConfigError(
-        "disaggregation with kv_offloading_size_gib is not modelled yet: simulate KV offload on "
-        "an aggregated deployment");
-  }
   if (config_.batching == SchedulingPolicy::kStatic) {
     throw ConfigError(
         "engine.batching \"static\" cannot be disaggregated (a prefill instance runs each "
@@ -752,18 +756,29 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   }
   if (!config_.deployments.empty()) build_deployments(price_given);
   check_run_settings(config_);
-  if (plan_.num_host_kv_blocks > 0 && !(host_kv_bandwidth_Bps() > 0)) {
-    throw ConfigError(
-        "engine.kv_offloading_size_gib: GPU " + config_.gpu.name +
-        " has no PCIe bandwidth (pcie_gbs 0); set engine.kv_offloading_bandwidth_GBps");
+  for (const bool prefill : {false, true}) {
+    const MemoryPlan& plan = prefill ? prefill_.plan : plan_;
+    if (plan.num_host_kv_blocks > 0 && !(host_kv_bandwidth_Bps(prefill) > 0)) {
+      throw ConfigError(std::string(prefill ? "disaggregation.prefill: " : "") +
+                        "engine.kv_offloading_size_gib: GPU " + gpu_of(prefill).name +
+                        " has no PCIe bandwidth (pcie_gbs 0); set "
+                        "engine.kv_offloading_bandwidth_GBps");
+    }
   }
   if (config_.workload.kind == WorkloadKind::kAgent) {
     parse_agent_workload(config_.workload, agent_limits());
   }
 }
 
-double Simulation::host_kv_bandwidth_Bps() const {
-  return plan_.engine.kv_offloading_bandwidth_Bps.value_or(config_.gpu.pcie_Bps);
+double Simulation::host_kv_bandwidth_Bps(bool prefill) const {
+  const MemoryPlan& plan = prefill ? prefill_.plan : plan_;
+  return plan.engine.kv_offloading_bandwidth_Bps.value_or(gpu_of(prefill).pcie_Bps);
+}
+
+const HardwareSpec& Simulation::gpu_of(bool prefill) const {
+  const DisaggregationSpec& d = config_.disaggregation;
+  if (!d.enabled) return config_.gpu;
+  return prefill ? d.prefill.gpu : d.decode.gpu;
 }
 
 AgentLimits Simulation::agent_limits() const {

@@ -137,8 +137,9 @@ class Simulation {
   // What an agent workload's llm steps are checked against: this deployment.
   AgentLimits agent_limits() const;
   // KV offload: bytes/s per direction of each GPU's host link
-  // (engine.kv_offloading_bandwidth_GBps, else the GPU's PCIe figure).
-  double host_kv_bandwidth_Bps() const;
+  // (engine.kv_offloading_bandwidth_GBps, else the GPU's PCIe figure); a disaggregated
+  // deployment's decode instances', or with `prefill` its prefill instances'.
+  double host_kv_bandwidth_Bps(bool prefill = false) const;
 
   SimulationResult run(Observer& observer);
 
@@ -154,6 +155,9 @@ class Simulation {
                   std::unique_ptr<CostModel>& cost_model) const;
   void build_disaggregated();
   void build_deployments(bool price_given);
+  // The GPU of the decode instances (or with `prefill` the prefill instances); the scenario's
+  // when aggregated.
+  const HardwareSpec& gpu_of(bool prefill) const;
 
   SimulationConfig config_;
   MemoryPlan plan_;

@@ -397,10 +397,27 @@ struct AgentTally {
   }
 };
 
+// What the disaggregated deployments among the runs covered.
+struct DisaggregationTally {
+  uint64_t runs = 0;
+  uint64_t host_tier = 0;  // a role (or both) with a KV offload tier
+  uint64_t wide_ep = 0;    // a role whose instances are lock-stepped expert-parallel servers
+
+  void add(const Simulation& sim) {
+    const DisaggregationSpec& d = sim.config().disaggregation;
+    if (!d.enabled) return;
+    ++runs;
+    host_tier += sim.prefill_memory_plan().num_host_kv_blocks > 0 ||
+                 sim.memory_plan().num_host_kv_blocks > 0;
+    wide_ep += d.prefill.parallel.lockstep() || d.decode.parallel.lockstep();
+  }
+};
+
 // One scenario: its problems, empty when every invariant holds; nullopt when the drawn
 // deployment cannot run (does not fit, TP does not divide the heads): a valid refusal.
 std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Catalog& catalog,
-                                                       AgentTally& tally) {
+                                                       AgentTally& tally,
+                                                       DisaggregationTally& disaggregated) {
   const DrawnScenario d = testing::random_scenario(seed);
   std::optional<Simulation> sim;
   try {
@@ -411,6 +428,7 @@ std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Cata
   CheckingObserver observer(!d.client_machine, seed % 2 == 0);
   const SimulationResult result = sim->run(observer);
   tally.add(d, observer.sessions);
+  disaggregated.add(*sim);
   std::vector<std::string> problems = observer.problems;
   // A record does not say which deployment served it: each is held to the largest limit.
   int max_model_len = sim->scheduler_config().max_model_len;
@@ -449,11 +467,12 @@ TEST(Invariants, HoldOverRandomDeployments) {
   const auto start = std::chrono::steady_clock::now();
   uint64_t ran = 0, refused = 0;
   AgentTally agents;
+  DisaggregationTally disaggregated;
   for (uint64_t i = 0; i < runs; ++i) {
     const uint64_t seed = only != UINT64_MAX ? only : i;
     std::optional<std::vector<std::string>> problems;
     try {
-      problems = check_scenario(seed, catalog, agents);
+      problems = check_scenario(seed, catalog, agents, disaggregated);
     } catch (const std::exception& e) {  // a broken block pool (logic_error), or worse
       problems = std::vector<std::string>{std::string("threw: ") + e.what()};
     }
@@ -485,9 +504,14 @@ TEST(Invariants, HoldOverRandomDeployments) {
       static_cast<unsigned long long>(agents.failed),
       static_cast<unsigned long long>(agents.answered_by_fallback),
       static_cast<unsigned long long>(agents.skipped_steps));
+  std::printf("  %llu disaggregated (%llu with a host KV tier, %llu with wide EP in a role)\n",
+              static_cast<unsigned long long>(disaggregated.runs),
+              static_cast<unsigned long long>(disaggregated.host_tier),
+              static_cast<unsigned long long>(disaggregated.wide_ep));
   // The generator must mostly draw deployments that run, or the test checks little; and over
   // the CI's 200 draws, agent sessions on two deployments that fail, that complete through a
-  // fallback and that skip optional steps.
+  // fallback and that skip optional steps, and disaggregated deployments with a host KV tier
+  // and with wide expert parallelism in a role.
   EXPECT_GE(ran * 2, runs) << "too many drawn deployments were refused";
   if (runs >= 200) {
     EXPECT_GE(agents.runs * 20, ran) << "too few agent workloads ran";
@@ -495,6 +519,8 @@ TEST(Invariants, HoldOverRandomDeployments) {
     EXPECT_GT(agents.failed, 0u);
     EXPECT_GT(agents.answered_by_fallback, 0u);
     EXPECT_GT(agents.skipped_steps, 0u);
+    EXPECT_GT(disaggregated.host_tier, 0u);
+    EXPECT_GT(disaggregated.wide_ep, 0u);
   }
 }
 

@@ -186,9 +186,16 @@ void service(Rng& rng, nlohmann::json& s) {
 void disaggregation(uint64_t seed, nlohmann::json& s) {
   Rng rng(seed ^ 0x646973616767ULL);
   if (!chance(rng, 0.25)) return;
-  auto role = [&rng](const std::vector<int>& instances) {
+  const bool moe = s["model"] == "Mixtral-8x7B";
+  auto role = [&rng, moe](const std::vector<int>& instances) {
     nlohmann::json r = {{"instances", pick<int>(rng, instances)}};
     if (chance(rng, 0.3)) r["tensor_parallel_size"] = pick<int>(rng, {1, 2});
+    // Wide expert parallelism in the role: each instance a server of 2 lock-stepped ranks
+    // (EP 2 or 4 divides Mixtral's 8 experts).
+    if (moe && chance(rng, 0.5)) {
+      r["data_parallel_size"] = 2;
+      r["enable_expert_parallel"] = true;
+    }
     return r;
   };
   s["disaggregation"] = {
@@ -204,16 +211,23 @@ void disaggregation(uint64_t seed, nlohmann::json& s) {
   if (s["engine"]["batching"] == "static") s["engine"]["batching"] = "continuous";
 }
 
-// KV-cache offload for a quarter of the aggregated deployments that can take it (prefix
-// caching on, not static), small tiers included so that the host tier evicts; a stream of its
-// own keeps the other draws as they were.
+// KV-cache offload for a quarter of the deployments that can take it (prefix caching on, not
+// static), small tiers included so that the host tier evicts; a disaggregated one's tier on
+// both roles, the prefill instances or the decode instances. A stream of its own keeps the
+// other draws as they were.
 void kv_offload(uint64_t seed, nlohmann::json& s) {
   Rng rng(seed ^ 0x6f66666c6f6164ULL);
-  if (!chance(rng, 0.25) || s.contains("disaggregation")) return;
-  nlohmann::json& e = s["engine"];
-  if (!e["enable_prefix_caching"].get<bool>() || e["batching"] == "static") return;
-  e["kv_offloading_size_gib"] = pick<double>(rng, {0.25, 2.0, 32.0});
-  if (chance(rng, 0.3)) e["kv_offloading_bandwidth_GBps"] = pick<double>(rng, {1.0, 25.0});
+  if (!chance(rng, 0.25)) return;
+  if (!s["engine"]["enable_prefix_caching"].get<bool>() || s["engine"]["batching"] == "static") {
+    return;
+  }
+  nlohmann::json* e = &s["engine"];
+  if (s.contains("disaggregation")) {
+    const std::string where = pick<std::string>(rng, {"both", "prefill", "decode"});
+    if (where != "both") e = &s["disaggregation"][where]["engine"];
+  }
+  (*e)["kv_offloading_size_gib"] = pick<double>(rng, {0.25, 2.0, 32.0});
+  if (chance(rng, 0.3)) (*e)["kv_offloading_bandwidth_GBps"] = pick<double>(rng, {1.0, 25.0});
 }
 
 // One step of a drawn agent workflow: llm and tool steps, and up to two levels of parallel,

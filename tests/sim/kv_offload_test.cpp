@@ -174,9 +174,6 @@ TEST(KvOffload, BadSettingsAreOneLineErrors) {
   }
   no_pcie.engine.kv_offloading_bandwidth_Bps = 16e9;
   EXPECT_NO_THROW(Simulation{no_pcie});
-  nlohmann::json disagg = j;
-  disagg["disaggregation"] = {{"prefill", {{"instances", 1}}}, {"decode", {{"instances", 1}}}};
-  EXPECT_THAT(error_of(disagg), HasSubstr("disaggregation with kv_offloading_size_gib"));
 }
 
 }  // namespace
