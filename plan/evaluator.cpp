@@ -79,8 +79,8 @@ const EngineConfig& Evaluator::role_engine(bool prefill) const {
 }
 
 // `groups` copies of the candidate's group: its instance counts scaled, each role's own GPU, TP,
-// expert placement (an instance: one server of c.dp ranks) and the engine flags it starts from with
-// the candidate's max_num_seqs and speculation for that role.
+// expert placement (an instance: one server of c.dp ranks) and the engine flags it starts
+// from with the candidate's max_num_seqs, speculation and host KV tier for that role.
 void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gpu,
                                    const HardwareSpec& prefill_gpu, const PlanCandidate& c,
                                    int groups) const {
@@ -99,7 +99,10 @@ void Evaluator::set_disaggregation(SimulationConfig& cfg, const HardwareSpec& gp
     role.parallel.servers = 1;
     role.engine = role_engine(prefill);
     role.engine.max_num_seqs = prefill ? c.prefill_engine.max_num_seqs : c.max_num_seqs;
-    role.engine.speculative = prefill ? c.prefill_engine.speculative : c.engine.speculative;
+    const EngineConfig& candidate = prefill ? c.prefill_engine : c.engine;
+    role.engine.speculative = candidate.speculative;
+    role.engine.kv_offloading_size_gib = candidate.kv_offloading_size_gib;
+    role.engine.kv_offloading_bandwidth_Bps = candidate.kv_offloading_bandwidth_Bps;
   }
   cfg.parallel.dp = 1;
   cfg.parallel.servers = 1;

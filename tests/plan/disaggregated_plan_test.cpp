@@ -257,6 +257,23 @@ TEST(DisaggregatedPlan, AGroupWithAHostKvTierIsSearchedAndServedThroughAMultiCon
   EXPECT_NE(r.to_table(3).find("+16 GiB host KV"), std::string::npos) << r.to_table(3);
 }
 
+TEST(DisaggregatedPlan, AGroupsEvaluationRunsEachRoleWithItsCandidatesHostTier) {
+  PlanOptions o = small_plan();
+  const Evaluator evaluator(o, small_base(), nlohmann::json(), nlohmann::json());
+  PlanCandidate c = group(1, 1, 2, 1);
+  c.prefill_engine.kv_offloading_size_gib = 32;
+  c.prefill_engine.kv_offloading_bandwidth_Bps = 20e9;
+  const HardwareSpec gpu = Catalog().resolve_gpu("H100-SXM");
+  const SimulationConfig cfg = evaluator.config(gpu, gpu, c, 1, PlanLoad::kQps, 2, 100);
+  EXPECT_EQ(cfg.disaggregation.prefill.engine.kv_offloading_size_gib, 32);
+  EXPECT_EQ(cfg.disaggregation.prefill.engine.kv_offloading_bandwidth_Bps, 20e9);
+  EXPECT_FALSE(cfg.disaggregation.decode.engine.kv_offloading_size_gib);
+  c.engine.kv_offloading_size_gib = 16;
+  EXPECT_EQ(evaluator.config(gpu, gpu, c, 1, PlanLoad::kQps, 2, 100)
+                .disaggregation.decode.engine.kv_offloading_size_gib,
+            16);
+}
+
 TEST(DisaggregatedPlan, GroupsTheSimulatorRefusesAreInvalidWithTheReason) {
   PlanOptions o;
   PlanReport r;
