@@ -40,6 +40,7 @@ void MetricsCollector::add(const RequestRecord& r) {
   }
   ++counts_.requests;
   first_arrival_s_ = std::min(first_arrival_s_, r.arrival_s);
+  last_arrival_s_ = std::max(last_arrival_s_, r.arrival_s);
   breakdown_.add(r);
   if (r.attempts > 1) {
     counts_.retries += static_cast<uint64_t>(r.attempts - 1);
@@ -116,6 +117,9 @@ MetricsSummary MetricsCollector::summary() const {
     s.slo_attainment = static_cast<double>(slo_met_) / s.requests;
   }
   const double start_s = options_.warmup_s > 0.0 ? options_.warmup_s : first_arrival_s_;
+  if (s.requests >= 2 && last_arrival_s_ > start_s) {
+    s.arrival_rate = static_cast<double>(s.requests - 1) / (last_arrival_s_ - start_s);
+  }
   if (s.completed == 0 || !(last_finish_s_ > start_s)) return s;
 
   s.duration_s = last_finish_s_ - start_s;

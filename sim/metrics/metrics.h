@@ -70,8 +70,12 @@ struct MetricsSummary {
   // From the first counted arrival (or warmup_s, if set) to the last counted finish.
   double duration_s = kNone;
   double request_throughput = kNone;  // completed requests per second
-  double input_throughput = kNone;    // prompt tokens per second
-  double output_throughput = kNone;   // output tokens per second
+  // Counted arrivals per second from the first counted arrival (or warmup_s) to the last:
+  // the rate the run's arrivals had, which a finite sample of a random process puts off the
+  // rate asked for. kNone with fewer than two counted arrivals.
+  double arrival_rate = kNone;
+  double input_throughput = kNone;   // prompt tokens per second
+  double output_throughput = kNone;  // output tokens per second
   double total_token_throughput = kNone;
   double output_throughput_per_gpu = kNone;
   double total_token_throughput_per_gpu = kNone;
@@ -115,6 +119,7 @@ class MetricsCollector {
   MetricsSummary counts_;  // counters only; the statistics are filled by summary()
   double first_arrival_s_ = std::numeric_limits<double>::infinity();
   double last_finish_s_ = -std::numeric_limits<double>::infinity();
+  double last_arrival_s_ = -std::numeric_limits<double>::infinity();
   uint64_t slo_met_ = 0;
   // Means come from double sums; the stored samples are floats to halve their memory.
   double sum_ttft_s_ = 0.0;
