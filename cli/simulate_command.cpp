@@ -188,13 +188,13 @@ void print_deployments(const nlohmann::json& deployments) {
   }
 }
 
-// KV offload: the host tier's size and what it did, over the replicas of `role` (a
-// disaggregated deployment's roles each have their own tier, or none).
+// KV offload: the host tier's size and what it did, over the own deployment's replicas of
+// `role` (a disaggregated deployment's roles each have their own tier, or none).
 void print_kv_offload(const MemoryPlan& plan, ReplicaRole role, const SimulationResult& result) {
   HostKvSummary all;
   size_t replicas = 0;
   for (const ReplicaSummary& r : result.replicas) {
-    if (r.role != role) continue;
+    if (r.role != role || r.deployment != 0) continue;
     ++replicas;
     all.hit_tokens += r.host_kv.hit_tokens;
     all.queried_tokens += r.host_kv.queried_tokens;

@@ -32,6 +32,21 @@ constexpr double kMinClientTurnaround_s = 1e-3;
 // preset's (docs/kv-offload.md); no measurement at hand.
 constexpr double kHostKvLatency_s = 10e-6;
 
+// KV offload: bytes/s per direction of each GPU's host link (engine.kv_offloading_bandwidth_GBps,
+// else the GPU's PCIe figure).
+double host_bandwidth_Bps(const MemoryPlan& plan, const HardwareSpec& gpu) {
+  return plan.engine.kv_offloading_bandwidth_Bps.value_or(gpu.pcie_Bps);
+}
+
+// A host tier needs a link to move blocks over.
+void check_host_link(const MemoryPlan& plan, const HardwareSpec& gpu) {
+  if (plan.num_host_kv_blocks > 0 && !(host_bandwidth_Bps(plan, gpu) > 0)) {
+    throw ConfigError("engine.kv_offloading_size_gib: GPU " + gpu.name +
+                      " has no PCIe bandwidth (pcie_gbs 0); set "
+                      "engine.kv_offloading_bandwidth_GBps");
+  }
+}
+
 }  // namespace
 
 // Executes the events of one run: arrivals, step ends, static-batch timers and samples.
@@ -65,24 +80,30 @@ class Simulation::Driver final : public EventHandler,
       ReplicaOptions prefill_options = options;
       prefill_options.speculative = nullptr;
       add_servers(d.prefill.instances, d.prefill.parallel, sim.prefill_.scheduler,
-                  *sim.prefill_.cost_model, prefill_options);
+                  *sim.prefill_.cost_model, prefill_options,
+                  {sim.prefill_.plan.kv_bytes_per_token, sim.host_kv_bandwidth_Bps(true)});
       num_prefill_ = static_cast<uint32_t>(replicas_.size());
       links_.resize(static_cast<size_t>(d.decode.instances * d.decode.parallel.dp));
+    }
+    const KvPath own_kv{sim.plan_.kv_bytes_per_token, sim.host_kv_bandwidth_Bps()};
+    if (d.enabled) {
       add_servers(d.decode.instances, d.decode.parallel, sim.scheduler_config_, *sim.cost_model_,
-                  options);
+                  options, own_kv);
     } else {
-      add_servers(c.parallel.servers, c.parallel, sim.scheduler_config_, *sim.cost_model_, options);
+      add_servers(c.parallel.servers, c.parallel, sim.scheduler_config_, *sim.cost_model_, options,
+                  own_kv);
     }
     num_own_ = static_cast<uint32_t>(replicas_.size());
     add_deployments(options);
-    group_of_.resize(replicas_.size(), kNoGroup);
-    if (sim.scheduler_config_.num_host_kv_blocks > 0 ||
-        (d.enabled && sim.prefill_.scheduler.num_host_kv_blocks > 0)) {
-      // Every replica gets a link (a role without a host tier never uses its own), each with
-      // its role's bandwidth.
-      for (uint32_t r = 0; r < replicas_.size(); ++r) {
-        host_links_.emplace_back(sim.host_kv_bandwidth_Bps(r < num_prefill_), kHostKvLatency_s);
-      }
+    const bool any_host_tier =
+        std::any_of(replicas_.begin(), replicas_.end(), [](const std::unique_ptr<Replica>& r) {
+          return r->scheduler().config().num_host_kv_blocks > 0;
+        });
+    if (any_host_tier) {
+      // Every replica gets a link (one without a host tier never uses its own), each with its
+      // GPUs' bandwidth.
+      for (const KvPath& kv : kv_)
+        host_links_.emplace_back(kv.host_bandwidth_Bps, kHostKvLatency_s);
     }
     loads_.resize(replicas_.size());
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
@@ -116,7 +137,7 @@ class Simulation::Driver final : public EventHandler,
         replica->scheduler().host_kv().check_invariants();
         result.replicas.back().host_kv = host_kv_summary(*replica);
       }
-      if (num_prefill_ > 0) {
+      if (num_prefill_ > 0 && static_cast<uint32_t>(replica->index()) < num_own_) {
         const bool prefill = static_cast<uint32_t>(replica->index()) < num_prefill_;
         result.replicas.back().role = prefill ? ReplicaRole::kPrefill : ReplicaRole::kDecode;
       }
@@ -267,15 +288,22 @@ class Simulation::Driver final : public EventHandler,
   };
   static constexpr int32_t kNoGroup = -1;
 
+  // What one replica's GPUs move per token of KV, and over which host link.
+  struct KvPath {
+    double bytes_per_token = 0;     // one GPU's share of a token's KV, all its layers
+    double host_bandwidth_Bps = 0;  // KV offload: per direction, per GPU
+  };
+
   // `servers` vLLM servers of parallel.dp replicas each (one per data-parallel rank), after
   // the replicas already made; an expert-parallel server's ranks form a lock-step group.
   void add_servers(int servers, const ParallelConfig& parallel, const SchedulerConfig& scheduler,
-                   const CostModel& cost_model, const ReplicaOptions& options) {
+                   const CostModel& cost_model, const ReplicaOptions& options, KvPath kv) {
     for (int s = 0; s < servers; ++s) {
       const auto first = static_cast<uint32_t>(replicas_.size());
       for (int rank = 0; rank < parallel.dp; ++rank) {
         replicas_.emplace_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()),
                                                          scheduler, cost_model, options));
+        kv_.push_back(kv);
       }
       group_of_.resize(replicas_.size(), kNoGroup);
       if (!parallel.lockstep()) continue;
@@ -301,10 +329,8 @@ class Simulation::Driver final : public EventHandler,
       options.sliding_window = d.model.sliding_window;
       options.speculative =
           make_speculative_cost_model(d.model, d.gpu, d.parallel, role.plan.engine, c.roofline);
-      for (int r = 0; r < d.parallel.replicas(); ++r) {
-        replicas_.emplace_back(std::make_unique<Replica>(
-            static_cast<int>(replicas_.size()), role.scheduler, *role.cost_model, options));
-      }
+      add_servers(d.parallel.servers, d.parallel, role.scheduler, *role.cost_model, options,
+                  {role.plan.kv_bytes_per_token, host_bandwidth_Bps(role.plan, d.gpu)});
       ends_.push_back(static_cast<uint32_t>(replicas_.size()));
       deployment_routers_.emplace_back(d.router, c.seed ^ (0x6465706c6f79ULL + k));
     }
@@ -394,17 +420,12 @@ class Simulation::Driver final : public EventHandler,
       // Copied to the host once the step that computed them has run (vLLM 0.11-0.14 submits a
       // step's stores after its forward pass).
       const double bytes = static_cast<double>(replica.host_store_blocks()) *
-                           replica.scheduler().config().block_size * kv_bytes_per_token(r);
+                           replica.scheduler().config().block_size * kv_[r].bytes_per_token;
       loop_.schedule(host_links_[r].store(loop_.now_s(), bytes), EventKind::kHostKvStored, r,
                      replica.host_store_step());
     }
     if (service_) service_->on_engine_step_end(loop_.now_s());
     try_start(r);
-  }
-
-  // One GPU's KV bytes per token on replica r (a disaggregated role's own).
-  double kv_bytes_per_token(uint32_t r) const {
-    return r < num_prefill_ ? sim_.prefill_.plan.kv_bytes_per_token : sim_.plan_.kv_bytes_per_token;
   }
 
   HostKvSummary host_kv_summary(const Replica& replica) const {
@@ -427,7 +448,7 @@ class Simulation::Driver final : public EventHandler,
 
   void start_host_load(uint32_t r, const KvLoad& load) {
     const double now = loop_.now_s();
-    const double bytes = static_cast<double>(load.num_tokens) * kv_bytes_per_token(r);
+    const double bytes = static_cast<double>(load.num_tokens) * kv_[r].bytes_per_token;
     const double done_s = host_links_[r].load(now, bytes);
     replicas_[r]->host_load_started(load.request_id, done_s - now);
     loop_.schedule(done_s, EventKind::kHostKvLoaded, r, load.request_id);
@@ -578,6 +599,7 @@ class Simulation::Driver final : public EventHandler,
   // Disaggregated requests as sent, until handed to a decode instance.
   std::unordered_map<uint64_t, RequestSpec> originals_;
   std::vector<KvTransferLink> links_;   // per decode instance
+  std::vector<KvPath> kv_;              // per replica
   std::vector<HostKvLink> host_links_;  // per replica, with KV offload
   std::vector<std::unique_ptr<Replica>> replicas_;
   std::vector<ReplicaLoad> loads_;
@@ -627,32 +649,12 @@ void check_deployments(const SimulationConfig& config) {
         "\"deployment\"); other workloads send every request to the scenario's own: remove "
         "\"deployments\" or simulate each deployment apart");
   }
-  if (config.disaggregation.enabled) {
-    throw ConfigError(
-        "deployments with disaggregation are not modelled yet: make the scenario's own "
-        "deployment aggregated, or simulate the two apart");
-  }
   const nlohmann::json& agent = config.workload.agent;
   if (agent.is_object() && ((agent.contains("record_trace") && agent.at("record_trace") == true) ||
                             agent.contains("trace"))) {
     throw ConfigError(
         "deployments: a session trace has no deployment per call yet, so one run with several "
         "deployments can neither record nor replay one (drop agent.record_trace / agent.trace)");
-  }
-  for (size_t k = 0; k < config.deployments.size(); ++k) {
-    const DeploymentSpec& d = config.deployments[k];
-    const std::string where = "deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): ";
-    if (d.engine.kv_offloading_size_gib) {
-      throw ConfigError(where +
-                        "engine.kv_offloading_size_gib is modelled on the scenario's own "
-                        "deployment only: remove it here");
-    }
-    if (d.parallel.lockstep()) {
-      throw ConfigError(where +
-                        "expert parallelism over several data-parallel replicas is modelled on "
-                        "the scenario's own deployment only: set data_parallel_size 1 or "
-                        "enable_expert_parallel false here");
-    }
   }
 }
 
@@ -719,8 +721,9 @@ void Simulation::build_deployments(bool price_given) {
     if (!price_given) m.price_per_gpu_hour = gpu_price;
     return m;
   };
+  // The own deployment's price per GPU as built (a disaggregated one's, averaged over roles).
   deployment_metrics_.push_back(
-      own_metrics(config_.metrics.num_gpus, config_.gpu.price_per_hour_usd));
+      own_metrics(config_.metrics.num_gpus, config_.metrics.price_per_gpu_hour));
   for (size_t k = 0; k < config_.deployments.size(); ++k) {
     const DeploymentSpec& d = config_.deployments[k];
     Role& role = deployments_.emplace_back();
@@ -729,6 +732,7 @@ void Simulation::build_deployments(bool price_given) {
       role.scheduler = scheduler_config_for(config_, role.plan);
       const CostModelChoice choice{nullptr, config_.calibrated, config_.roofline};
       role.cost_model = make_cost_model(choice, d.model, d.gpu, d.parallel, role.plan.engine);
+      check_host_link(role.plan, d.gpu);
     } catch (const ConfigError& e) {
       throw ConfigError("deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): " + e.what());
     }
@@ -757,12 +761,10 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   if (!config_.deployments.empty()) build_deployments(price_given);
   check_run_settings(config_);
   for (const bool prefill : {false, true}) {
-    const MemoryPlan& plan = prefill ? prefill_.plan : plan_;
-    if (plan.num_host_kv_blocks > 0 && !(host_kv_bandwidth_Bps(prefill) > 0)) {
-      throw ConfigError(std::string(prefill ? "disaggregation.prefill: " : "") +
-                        "engine.kv_offloading_size_gib: GPU " + gpu_of(prefill).name +
-                        " has no PCIe bandwidth (pcie_gbs 0); set "
-                        "engine.kv_offloading_bandwidth_GBps");
+    try {
+      check_host_link(prefill ? prefill_.plan : plan_, gpu_of(prefill));
+    } catch (const ConfigError& e) {
+      throw ConfigError(std::string(prefill ? "disaggregation.prefill: " : "") + e.what());
     }
   }
   if (config_.workload.kind == WorkloadKind::kAgent) {
@@ -771,8 +773,7 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
 }
 
 double Simulation::host_kv_bandwidth_Bps(bool prefill) const {
-  const MemoryPlan& plan = prefill ? prefill_.plan : plan_;
-  return plan.engine.kv_offloading_bandwidth_Bps.value_or(gpu_of(prefill).pcie_Bps);
+  return host_bandwidth_Bps(prefill ? prefill_.plan : plan_, gpu_of(prefill));
 }
 
 const HardwareSpec& Simulation::gpu_of(bool prefill) const {

@@ -109,9 +109,8 @@ SchedulerConfig scheduler_config_for(const SimulationConfig& config, const Memor
 // them. Throws ConfigError naming the key.
 void check_run_settings(const SimulationConfig& config);
 
-// More deployments are for agent workloads on aggregated deployments: a ConfigError names
-// what else the config has (another workload, disaggregation) and, per deployment, what it
-// cannot have yet (KV offload, expert parallelism over several replicas).
+// More deployments are for agent workloads: a ConfigError names what else the config has
+// (another workload, a session trace).
 void check_deployments(const SimulationConfig& config);
 
 class Simulation {

@@ -379,6 +379,7 @@ std::vector<std::string> check_determinism(const DrawnScenario& d, const Simulat
 struct AgentTally {
   uint64_t runs = 0;
   uint64_t two_deployments = 0;
+  uint64_t two_with_disaggregation = 0;  // the own deployment disaggregated
   uint64_t sessions = 0;
   uint64_t failed = 0;
   uint64_t answered_by_fallback = 0;  // fallback calls of sessions that completed
@@ -388,6 +389,8 @@ struct AgentTally {
     if (!d.agent) return;
     ++runs;
     two_deployments += d.scenario.contains("deployments");
+    two_with_disaggregation +=
+        d.scenario.contains("deployments") && d.scenario.contains("disaggregation");
     for (const SessionRecord& r : records) {
       ++sessions;
       failed += !r.ok;
@@ -496,10 +499,12 @@ TEST(Invariants, HoldOverRandomDeployments) {
       "invariants: %llu deployments simulated and checked, %llu refused as not fitting, %.1f s\n",
       static_cast<unsigned long long>(ran), static_cast<unsigned long long>(refused), seconds);
   std::printf(
-      "  of which %llu agent workloads (%llu on two deployments): %llu sessions, %llu failed, "
+      "  of which %llu agent workloads (%llu on two deployments, %llu of them disaggregated): "
+      "%llu sessions, %llu failed, "
       "%llu fallback calls in completed ones, %llu optional steps skipped\n",
       static_cast<unsigned long long>(agents.runs),
       static_cast<unsigned long long>(agents.two_deployments),
+      static_cast<unsigned long long>(agents.two_with_disaggregation),
       static_cast<unsigned long long>(agents.sessions),
       static_cast<unsigned long long>(agents.failed),
       static_cast<unsigned long long>(agents.answered_by_fallback),

@@ -331,12 +331,13 @@ nlohmann::json workflow(Rng& rng, int index, const std::string& own) {
 
 // An agent workload for a quarter of the deployments, sometimes with a second deployment (a
 // small model its llm steps may call or fall back to); a stream of its own keeps the other
-// draws as they were. More deployments need an aggregated own deployment; both get a
-// max_model_len of 1024 or 2048, so that a context that outgrows one may fit the other.
+// draws as they were. Both deployments get a max_model_len of 1024 or 2048, so that a context
+// that outgrows one may fit the other; the small one is sometimes a data-parallel pair or has
+// a host KV tier.
 void agent(uint64_t seed, nlohmann::json& s, DrawnScenario& d) {
   Rng rng(seed ^ 0x6167656e74ULL);
   if (!chance(rng, 0.25)) return;
-  const bool two_deployments = !s.contains("disaggregation") && chance(rng, 0.5);
+  const bool two_deployments = chance(rng, 0.5);
   const std::string own = two_deployments ? s["model"].get<std::string>() : "";
   nlohmann::json a;
   const int workflows = static_cast<int>(rng.uniform_int(1, 2));
@@ -370,6 +371,9 @@ void agent(uint64_t seed, nlohmann::json& s, DrawnScenario& d) {
                           {"gpu", pick(rng, kGpus)},
                           {"engine", {{"max_model_len", max_model_len}}}};
   if (chance(rng, 0.3)) small["parallel"] = {{"data_parallel_size", 2}};
+  if (s["engine"]["batching"] != "static" && chance(rng, 0.3)) {
+    small["engine"]["kv_offloading_size_gib"] = pick<double>(rng, {0.25, 2.0});
+  }
   s["deployments"] = nlohmann::json::array({small});
 }
 

@@ -4,6 +4,7 @@
 // takes a call its deployment refused. And the one-line errors of a bad "deployments".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -140,6 +141,71 @@ TEST(AgentDeployments, TheRunCountsEveryDeploymentsGpusAndPrice) {
   EXPECT_EQ(result.replicas[2].deployment, 1u);
 }
 
+// The scenario's own deployment disaggregated (one prefill and one decode A100), the reviewer
+// aggregated beside it: each call goes through its own deployment's path.
+TEST(AgentDeployments, TheOwnDeploymentMayBeDisaggregated) {
+  nlohmann::json j = two_models();
+  j["disaggregation"] = {{"prefill", {{"instances", 1}}}, {"decode", {{"instances", 1}}}};
+  Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(sim.config().metrics.num_gpus, 3);
+  Sessions sessions;
+  const SimulationResult result = sim.run(sessions);
+  ASSERT_EQ(sessions.all.size(), 40u);
+  for (const SessionRecord& s : sessions.all) EXPECT_TRUE(s.ok) << s.id;
+  ASSERT_EQ(result.replicas.size(), 3u);
+  EXPECT_EQ(result.replicas[0].role, ReplicaRole::kPrefill);
+  EXPECT_EQ(result.replicas[1].role, ReplicaRole::kDecode);
+  EXPECT_EQ(result.replicas[2].role, ReplicaRole::kAggregated);
+  EXPECT_EQ(result.replicas[2].deployment, 1u);
+  ASSERT_EQ(result.deployments.size(), 2u);
+  EXPECT_EQ(result.deployments[0].summary.completed, 40u);
+  EXPECT_EQ(result.deployments[1].summary.completed, 40u);
+  EXPECT_GT(result.replicas[0].steps, 0);
+  EXPECT_GT(result.replicas[1].steps, 0);
+  for (const SessionRecord& s : sessions.all) {
+    EXPECT_EQ(s.path.llm_calls, 2) << s.id;
+    EXPECT_NEAR(s.path.total_s(), s.e2e_s(), 1e-9 * std::max(1.0, s.e2e_s())) << s.id;
+  }
+}
+
+// The reviewer as a wide expert-parallel server (Mixtral, TP 2 x DP 2, EP 4) with a host KV
+// tier: its ranks are replicas of their own, its tier and link its GPUs'.
+TEST(AgentDeployments, AMoreDeploymentMayBeAWideEpServerWithAHostKvTier) {
+  nlohmann::json j = two_models();
+  j["deployments"][0]["model"] = "Mixtral-8x7B";
+  j["deployments"][0]["parallel"] = {
+      {"tensor_parallel_size", 2}, {"data_parallel_size", 2}, {"enable_expert_parallel", true}};
+  j["deployments"][0]["engine"]["kv_offloading_size_gib"] = 16;
+  Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(sim.config().metrics.num_gpus, 1 + 4);
+  EXPECT_GT(sim.deployment_memory_plan(0).num_host_kv_blocks, 0);
+  Sessions sessions;
+  const SimulationResult result = sim.run(sessions);
+  ASSERT_EQ(sessions.all.size(), 40u);
+  for (const SessionRecord& s : sessions.all) EXPECT_TRUE(s.ok) << s.id;
+  ASSERT_EQ(result.replicas.size(), 3u);
+  EXPECT_EQ(result.replicas[0].host_kv.blocks, 0);  // the own deployment has no tier
+  const double h100_pcie = Catalog().resolve_gpu("H100-SXM").pcie_Bps;
+  for (size_t r = 1; r < 3; ++r) {
+    EXPECT_EQ(result.replicas[r].deployment, 1u);
+    EXPECT_EQ(result.replicas[r].host_kv.blocks, sim.deployment_memory_plan(0).num_host_kv_blocks);
+    EXPECT_DOUBLE_EQ(result.replicas[r].host_kv.bandwidth_Bps, h100_pcie);
+    EXPECT_EQ(result.replicas[r].kv_blocks_used_at_end, 0);
+  }
+  EXPECT_GT(result.replicas[1].host_kv.stored_blocks + result.replicas[2].host_kv.stored_blocks, 0);
+  // A GPU with no PCIe figure cannot carry the tier: the deployment says so.
+  SimulationConfig c = parse_scenario(j, "", "test", Catalog()).config;
+  c.deployments[0].gpu.pcie_Bps = 0;
+  try {
+    Simulation bad(c);
+    ADD_FAILURE() << "a host tier without a link was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "deployments[0] (\"reviewer\"): engine.kv_offloading_size_gib: GPU H100-SXM has no "
+              "PCIe bandwidth (pcie_gbs 0); set engine.kv_offloading_bandwidth_GBps");
+  }
+}
+
 // The own deployment holds 2,048 tokens, the fallback 8,192: a session's context grows by 1,000
 // tokens a call, so its third and fourth calls (prompts of 2,900 and 3,900 tokens) are refused
 // by the own deployment and answered by the fallback.
@@ -239,12 +305,6 @@ TEST(AgentDeployments, BadDeploymentsAreOneLineErrorsNamingTheKey) {
             "max_model_len 256 of \"reviewer\": the system prompt (100) + the least new and "
             "output tokens (220) exceed it; shorten them or raise "
             "deployments[0].engine.max_model_len");
-
-  j = two_models();
-  j["deployments"][0]["engine"]["kv_offloading_size_gib"] = 64;
-  EXPECT_EQ(error_of(j),
-            "deployments[0] (\"reviewer\"): engine.kv_offloading_size_gib is modelled on the "
-            "scenario's own deployment only: remove it here");
 
   j = two_models();
   j["workload"]["agent"]["record_trace"] = true;
