@@ -158,6 +158,7 @@ QStringList TradeoffView::suggested_keys() {
           QStringLiteral("engine.speculative.num_speculative_tokens"),
           QStringLiteral("engine.speculative.acceptance_rate"),
           QStringLiteral("disaggregation.prefill.instances"),
+          QStringLiteral("disaggregation.decode.data_parallel_size"),
           QStringLiteral("parallel.expert_zipf_exponent")};
 }
 
@@ -179,6 +180,9 @@ QString TradeoffView::suggested_values(const QString& key) {
     return QStringLiteral("0.4:0.8:0.1");
   }
   if (key == QLatin1String("disaggregation.prefill.instances")) return QStringLiteral("1:4:1");
+  if (key == QLatin1String("disaggregation.decode.data_parallel_size")) {
+    return QStringLiteral("1,2,4,8");
+  }
   if (key == QLatin1String("parallel.expert_zipf_exponent")) return QStringLiteral("0:1.5:0.5");
   return {};
 }

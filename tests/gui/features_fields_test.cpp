@@ -171,7 +171,8 @@ class FeaturesFieldsTest : public QObject {
     const QStringList keys = TradeoffView::suggested_keys();
     for (const char* key :
          {"engine.kv_offloading_size_gib", "engine.speculative.num_speculative_tokens",
-          "disaggregation.prefill.instances", "parallel.expert_zipf_exponent"}) {
+          "disaggregation.prefill.instances", "disaggregation.decode.data_parallel_size",
+          "parallel.expert_zipf_exponent"}) {
       QVERIFY2(keys.contains(QString::fromLatin1(key)), key);
       QVERIFY2(!TradeoffView::suggested_values(QString::fromLatin1(key)).isEmpty(), key);
     }
