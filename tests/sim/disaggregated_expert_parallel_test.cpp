@@ -13,6 +13,7 @@
 
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "service_test_run.h"
 #include "sim/run/scenario.h"
 #include "sim/run/simulation.h"
 
@@ -50,23 +51,16 @@ SimulationConfig config_of(nlohmann::json j, const std::vector<std::string>& ove
   return parse_scenario(j, "", "test", Catalog()).config;
 }
 
-class Records final : public Observer {
- public:
-  void on_request_done(const RequestRecord& r) override { records.push_back(r); }
-  std::vector<RequestRecord> records;
-};
-
 struct RunOutcome {
   SimulationResult result;
   std::vector<RequestRecord> records;
 };
 
 RunOutcome run(const SimulationConfig& c) {
-  Simulation sim(c);
-  Records observer;
+  testing::Records records;
   RunOutcome r;
-  r.result = sim.run(observer);
-  r.records = std::move(observer.records);
+  r.result = testing::run(c, &records);
+  r.records = std::move(records.all);
   return r;
 }
 

@@ -9,6 +9,7 @@
 
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "service_test_run.h"
 #include "sim/run/scenario.h"
 #include "sim/run/simulation.h"
 
@@ -25,9 +26,7 @@ SimulationConfig chat(std::vector<std::string> overrides = {}) {
 }
 
 SimulationResult run(const SimulationConfig& c) {
-  Simulation sim(c);
-  NullObserver observer;
-  return sim.run(observer);
+  return testing::run(c);
 }
 
 std::vector<const ReplicaSummary*> role_replicas(const SimulationResult& r, ReplicaRole role) {

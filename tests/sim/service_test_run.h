@@ -1,7 +1,8 @@
 // Helpers of the service-path tests (service_path_test, service_tenants_test,
-// service_client_machine_test) and kv_offload_test: a scenario JSON through the parser, a run that
-// keeps every request record, and the sums of a record's segments that must equal its E2E and its
-// TTFT. Header-only, test code; not thread-safe.
+// service_client_machine_test), kv_offload_test and the disaggregated EP / KV offload tests: a
+// scenario JSON through the parser, a run that keeps every request record, and the sums of a
+// record's segments that must equal its E2E and its TTFT. Header-only, test code; not
+// thread-safe.
 #pragma once
 
 #include <gtest/gtest.h>
