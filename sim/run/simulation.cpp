@@ -598,7 +598,7 @@ class Simulation::Driver final : public EventHandler,
   DisaggregatedFlow flow_;
   // Disaggregated requests as sent, until handed to a decode instance.
   std::unordered_map<uint64_t, RequestSpec> originals_;
-  std::vector<KvTransferLink> links_;   // per decode instance
+  std::vector<KvTransferLink> links_;   // per decode replica (each rank of a decode instance)
   std::vector<KvPath> kv_;              // per replica
   std::vector<HostKvLink> host_links_;  // per replica, with KV offload
   std::vector<std::unique_ptr<Replica>> replicas_;
