@@ -275,9 +275,11 @@ std::string winner_text(const PlanReport& r) {
     out += "  prefill: " + commands[0] + "\n  decode:  " + commands[1] + "\n";
     const std::string prefill_on = w.mixed_gpus() ? " instances on " + w.prefill_gpu : "";
     const std::string decode_on = w.mixed_gpus() ? " on " + w.gpu : "";
+    const std::string ranks =
+        w.dp > 1 ? ", each a server of " + std::to_string(w.dp) + " data-parallel ranks" : "";
     out += "  (" + std::to_string(w.replicas * w.prefill_instances) + " prefill" + prefill_on +
            " and " + std::to_string(w.replicas * w.decode_instances) + " decode instances" +
-           decode_on + " behind a disaggregating proxy; KV over " + r.kv_link + ")\n";
+           decode_on + ranks + " behind a disaggregating proxy; KV over " + r.kv_link + ")\n";
   } else {
     out += "  " + commands[0] + "\n";
     if (w.replicas > 1) {

@@ -93,6 +93,10 @@ TEST(ExpertParallelPlan, DisaggregatedGroupsPlaceTheirExpertsAlike) {
   }
   const std::string table = r.to_table(3);
   EXPECT_NE(table.find("| 1P TP2 EP4 (DP2) + 1D TP2 EP4 (DP2)"), std::string::npos) << table;
+  EXPECT_NE(table.find("decode instances, each a server of 2 data-parallel ranks behind a "
+                       "disaggregating proxy"),
+            std::string::npos)
+      << table;
   // Without the fix the group is searched with each placement: TP and EP over 1, 2, 4 ranks.
   o.fixed.clear();
   EXPECT_EQ(plan(o, Catalog()).enumerated, 4u);
