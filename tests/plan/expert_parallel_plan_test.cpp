@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/catalog.h"
+#include "models/config_error.h"
 #include "plan/evaluator.h"
 #include "plan/planner.h"
 #include "sim/service/vllm_frontend.h"
@@ -66,6 +67,20 @@ TEST(ExpertParallelPlan, FixingThePlacementKeepsOneAndTheServeLineNamesIt) {
   const std::string table = r.to_table(3);
   EXPECT_NE(table.find("x DP 2, expert parallel (EP 4)"), std::string::npos) << table;
   EXPECT_EQ(r.to_json()["candidates"][0]["expert_parallel"], true);
+}
+
+TEST(ExpertParallelPlan, AFixedPlacementCountsItsRanksInTheSmallestReplica) {
+  PlanOptions o = moe_plan("Mixtral-8x7B");
+  o.fixed = {"parallel.enable_expert_parallel=true", "parallel.data_parallel_size=2"};
+  o.max_gpus = 3;  // one server is TP 2 x DP 2 = 4 GPUs
+  try {
+    plan(o, Catalog());
+    ADD_FAILURE() << "--max-gpus 3 below a 4-GPU server was accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("--max-gpus 3 is below the smallest replica (4 GPUs"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(ExpertParallelPlan, DisaggregatedGroupsPlaceTheirExpertsAlike) {
