@@ -238,7 +238,7 @@ void check_limits_reachable(const PlanState& state, const ParallelAxes& axes) {
   if (o.max_gpus && *o.max_gpus < min_gpus) {
     throw ConfigError("contradictory limits: --max-gpus " + std::to_string(*o.max_gpus) +
                       " is below the smallest replica (" + std::to_string(min_gpus) +
-                      " GPUs from --tp x --pp, or a --pd group)");
+                      " GPUs from --tp x --pp x expert-parallel ranks, or a --pd group)");
   }
   if (o.max_budget_per_hour) {
     double cheapest = std::numeric_limits<double>::infinity();  // dollars per GPU-hour
