@@ -21,6 +21,26 @@ int64_t element_bytes(SafetensorsDType dtype) {
   return dtype == SafetensorsDType::kF32 ? 4 : 2;
 }
 
+// Header integers (dimensions, offsets) above this are refused: 2^50 elements or bytes is far
+// beyond any checkpoint, and keeps their products and sums within int64.
+constexpr int64_t kMaxHeaderInt = int64_t{1} << 50;
+
+// A header integer: a JSON integer in [0, kMaxHeaderInt]. A float (1e308) or a huge integer
+// would not convert to int64 (undefined behaviour), so they are refused by type and range.
+int64_t header_int(const nlohmann::json& v, const std::string& where, const char* what) {
+  if (!v.is_number_integer()) {
+    throw ConfigError(where + " has a " + what + " that is not an integer");
+  }
+  if (v.is_number_unsigned() ? v.get<uint64_t>() > static_cast<uint64_t>(kMaxHeaderInt)
+                             : v.get<int64_t>() > kMaxHeaderInt) {
+    throw ConfigError(where + " has a " + what + " beyond 2^50");
+  }
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0) {
+    throw ConfigError(where + " has a negative " + what);
+  }
+  return v.get<int64_t>();
+}
+
 std::string shape_text(const std::vector<int64_t>& shape) {
   std::string s = "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
@@ -115,16 +135,22 @@ SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path) {
       }
       int64_t numel = 1;
       try {
+        if (!entry["shape"].is_array()) throw ConfigError(where + " has a malformed shape");
         for (const auto& d : entry["shape"]) {
-          const int64_t dim = d.get<int64_t>();
-          if (dim < 0) throw ConfigError(where + " has a negative dimension");
+          const int64_t dim = header_int(d, where, "dimension");
+          if (dim > 0 && numel > kMaxHeaderInt / dim) {
+            throw ConfigError(where + " has a shape of more than 2^50 elements");
+          }
           numel *= dim;
+          t.shape.push_back(dim);
         }
-        const auto offsets = entry["data_offsets"].get<std::vector<int64_t>>();
-        if (offsets.size() != 2 || offsets[0] < 0 || offsets[1] < offsets[0]) {
+        const nlohmann::json& offsets_json = entry["data_offsets"];
+        if (!offsets_json.is_array() || offsets_json.size() != 2) {
           throw ConfigError(where + " has malformed data_offsets");
         }
-        t.shape = entry["shape"].get<std::vector<int64_t>>();
+        const int64_t offsets[2] = {header_int(offsets_json[0], where, "data offset"),
+                                    header_int(offsets_json[1], where, "data offset")};
+        if (offsets[1] < offsets[0]) throw ConfigError(where + " has malformed data_offsets");
         t.offset_bytes = data_start + offsets[0];
         t.size_bytes = offsets[1] - offsets[0];
         if (offsets[1] > data_bytes) {

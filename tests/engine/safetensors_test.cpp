@@ -167,6 +167,31 @@ TEST(Safetensors, TruncatedOrMalformedFilesAreOneLineErrors) {
   for (const std::string& p : {path, bad_json, int8, wrong_size}) fs::remove(p);
 }
 
+// Fuzz finding (fuzz_safetensors, its one-hour run): "data_offsets": [1e308] was converted to
+// int64 by the JSON library (undefined behaviour UBSan reports); header integers are now read
+// by type and range, and a shape whose element count would overflow is refused.
+TEST(Safetensors, HeaderNumbersThatAreNotSmallIntegersAreOneLineErrors) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"w": {"dtype": "F16", "shape": [4, 2], "data_offsets": [1e308, 16]}})",
+       "data offset that is not an integer"},
+      {R"({"w": {"dtype": "F16", "shape": [4.5], "data_offsets": [0, 8]}})",
+       "dimension that is not an integer"},
+      {R"({"w": {"dtype": "F16", "shape": [4], "data_offsets": [0, 18446744073709551615]}})",
+       "data offset beyond 2^50"},
+      {R"({"w": {"dtype": "F16", "shape": [4], "data_offsets": [-1, 8]}})", "negative data offset"},
+      {R"({"w": {"dtype": "F16", "shape": [-4], "data_offsets": [0, 8]}})", "negative dimension"},
+      {R"({"w": {"dtype": "F16", "shape": [1048576, 1048576, 1048576], "data_offsets": [0, 8]}})",
+       "more than 2^50 elements"},
+      {R"({"w": {"dtype": "F16", "shape": 4, "data_offsets": [0, 8]}})", "malformed shape"},
+      {R"({"w": {"dtype": "F16", "shape": [4], "data_offsets": [0]}})", "malformed data_offsets"},
+  };
+  for (const auto& [header, needle] : cases) {
+    const std::string path = write_safetensors("numbers.safetensors", {}, header);
+    expect_one_line_error([&] { SafetensorsFile f(path); }, needle);
+    fs::remove(path);
+  }
+}
+
 // Fuzz finding (fuzz_safetensors): an empty tensor's fp32 vector has no buffer, and reading
 // it passed a null pointer to memcpy (undefined behaviour UBSan reports).
 TEST(Safetensors, EmptyTensorReadsAsAnEmptyVector) {
