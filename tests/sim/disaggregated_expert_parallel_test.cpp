@@ -51,17 +51,10 @@ SimulationConfig config_of(nlohmann::json j, const std::vector<std::string>& ove
   return parse_scenario(j, "", "test", Catalog()).config;
 }
 
-struct RunOutcome {
-  SimulationResult result;
-  std::vector<RequestRecord> records;
-};
+using RunOutcome = testing::RecordedRun;
 
 RunOutcome run(const SimulationConfig& c) {
-  testing::Records records;
-  RunOutcome r;
-  r.result = testing::run(c, &records);
-  r.records = std::move(records.all);
-  return r;
+  return testing::run_recorded(c);
 }
 
 std::string error_of(const nlohmann::json& j, const std::vector<std::string>& overrides = {}) {

@@ -37,6 +37,20 @@ inline SimulationResult run(const SimulationConfig& config, Records* records = n
   return sim.run(records ? static_cast<Observer&>(*records) : null);
 }
 
+// A run's result and every record it reported.
+struct RecordedRun {
+  SimulationResult result;
+  std::vector<RequestRecord> records;
+};
+
+inline RecordedRun run_recorded(const SimulationConfig& config) {
+  Records records;
+  RecordedRun r;
+  r.result = run(config, &records);
+  r.records = std::move(records.all);
+  return r;
+}
+
 // Seconds; a record's segments up to its last token (retries aside) and up to its first.
 inline double sum_to_e2e(const RequestSegments& s) {
   return s.pool_s + s.network_s + s.gateway_s + s.frontend_s + s.pre_model_s + s.engine_queue_s +
