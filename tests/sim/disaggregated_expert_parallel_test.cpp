@@ -46,9 +46,9 @@ nlohmann::json scenario(bool expert_parallel) {
   return j;
 }
 
-SimulationConfig config_of(nlohmann::json j, const std::vector<std::string>& overrides = {}) {
-  apply_overrides(j, overrides);
-  return parse_scenario(j, "", "test", Catalog()).config;
+SimulationConfig config_of(const nlohmann::json& j,
+                           const std::vector<std::string>& overrides = {}) {
+  return testing::config_of(j, overrides);
 }
 
 using RunOutcome = testing::RecordedRun;
@@ -57,14 +57,7 @@ RunOutcome run(const SimulationConfig& c) {
   return testing::run_recorded(c);
 }
 
-std::string error_of(const nlohmann::json& j, const std::vector<std::string>& overrides = {}) {
-  try {
-    Simulation sim(config_of(j, overrides));
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 std::vector<const ReplicaSummary*> role_replicas(const SimulationResult& r, ReplicaRole role) {
   std::vector<const ReplicaSummary*> out;

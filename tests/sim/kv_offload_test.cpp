@@ -39,9 +39,9 @@ nlohmann::json scenario() {
   })");
 }
 
-SimulationConfig config_of(nlohmann::json j, const std::vector<std::string>& overrides = {}) {
-  apply_overrides(j, overrides);
-  return testing::config_of(j);
+SimulationConfig config_of(const nlohmann::json& j,
+                           const std::vector<std::string>& overrides = {}) {
+  return testing::config_of(j, overrides);
 }
 
 using RunOutcome = testing::RecordedRun;
@@ -50,14 +50,7 @@ RunOutcome run(const SimulationConfig& c) {
   return testing::run_recorded(c);
 }
 
-std::string error_of(const nlohmann::json& j, const std::vector<std::string>& overrides = {}) {
-  try {
-    Simulation sim(config_of(j, overrides));
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
-}
+using testing::error_of;
 
 TEST(HostKvLink, EachDirectionQueuesOnItsOwn) {
   HostKvLink link(10e9, 1e-5);

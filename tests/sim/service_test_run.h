@@ -24,6 +24,24 @@ inline SimulationConfig config_of(const nlohmann::json& scenario) {
   return parse_scenario(scenario, "", "test", Catalog()).config;
 }
 
+// `scenario` with `--set`-style overrides applied first.
+inline SimulationConfig config_of(nlohmann::json scenario,
+                                  const std::vector<std::string>& overrides) {
+  apply_overrides(scenario, overrides);
+  return config_of(scenario);
+}
+
+// The one-line error building a Simulation of `scenario` (with overrides) throws; "" if none.
+inline std::string error_of(const nlohmann::json& scenario,
+                            const std::vector<std::string>& overrides = {}) {
+  try {
+    Simulation sim(config_of(scenario, overrides));
+  } catch (const ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
 // Keeps every record the run reports, in order.
 class Records final : public Observer {
  public:
