@@ -29,6 +29,7 @@ const std::string kScenario = kData + "speculative-tiny.json";
 // The calibration's tolerance on a ratio of two runs: the profile itself is measured on the
 // shared machine, and its noise moves the prediction by about 10% from run to run.
 constexpr double kTolerance = 0.2;
+constexpr int kPairs = 5;
 
 std::string fresh_dir(const std::string& name) {
   const auto dir = std::filesystem::temp_directory_path() /
@@ -58,20 +59,23 @@ TEST(SpeculativeSpeedup, SimulatorPredictsTheEnginesNgramSpeedup) {
             0);
   ASSERT_EQ(run_servesim("calibrate fit " + profile_dir + " --out " + profile).exit_code, 0);
 
-  // The engine's speed-up: the median of three interleaved pairs, since the machine's speed
-  // drifts between runs of a few seconds.
-  std::vector<double> speedups;
+  // The engine's speed-up from five interleaved pairs, as the best throughput with speculation
+  // over the best without: on a shared machine other tenants only ever slow a run down (one
+  // pair's ratio moved from 0.79 to 1.11 between runs on the CI machine), and the fastest of
+  // five runs is the one they disturbed least, as the profile's medians of five repeats are.
+  std::vector<double> with_tps, without_tps;
   nlohmann::json speculative;
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < kPairs; ++i) {
     const nlohmann::json with = run_json("engine run " + kScenario);
     const nlohmann::json without =
         run_json("engine run " + kScenario + " --set engine.speculative=null");
     ASSERT_TRUE(with.contains("speculative"));
     speculative = with["speculative"];
-    speedups.push_back(output_throughput(with) / output_throughput(without));
+    with_tps.push_back(output_throughput(with));
+    without_tps.push_back(output_throughput(without));
   }
-  std::sort(speedups.begin(), speedups.end());
-  const double engine_speedup = speedups[1];
+  const double engine_speedup = *std::max_element(with_tps.begin(), with_tps.end()) /
+                                *std::max_element(without_tps.begin(), without_tps.end());
   const nlohmann::json& measured = speculative["measured"];
   ASSERT_TRUE(measured.is_object()) << speculative.dump();
   // The random model repeats itself, so lookup matches, though not after every step.
@@ -96,10 +100,16 @@ TEST(SpeculativeSpeedup, SimulatorPredictsTheEnginesNgramSpeedup) {
   nlohmann::json always = measured;
   always.erase("match_rate");
   const double always_predicted = sim_speedup(always);
+  std::string pairs;
+  for (int i = 0; i < kPairs; ++i) {
+    char pair[32];
+    std::snprintf(pair, sizeof pair, " %.0f/%.0f", with_tps[i], without_tps[i]);
+    pairs += pair;
+  }
   std::printf(
-      "speed-up: engine %.3fx (runs %.3f %.3f %.3f), simulator %.3fx, drafting every "
+      "speed-up: engine %.3fx (tokens/s with/without:%s), simulator %.3fx, drafting every "
       "step %.3fx\n",
-      engine_speedup, speedups[0], speedups[1], speedups[2], predicted, always_predicted);
+      engine_speedup, pairs.c_str(), predicted, always_predicted);
   EXPECT_GT(std::abs(always_predicted / engine_speedup - 1.0), kTolerance)
       << "the no-match steps made no difference; the check above cannot fail for them";
   std::filesystem::remove_all(profile_dir);
