@@ -51,13 +51,11 @@ SimulationConfig Evaluator::config(const HardwareSpec& gpu, const HardwareSpec& 
     cfg.disaggregation.enabled = false;
     cap_kv_blocks(cfg, c);
   }
-  // The planner deploys every replica (every decode instance of a group, which streams the
-  // answers) as a vllm serve of its own, each with its own API server, where one simulated
-  // deployment of dp replicas has the one that `vllm serve --data-parallel-size` starts.
-  if (cfg.service.enabled) {
-    cfg.service.frontend.station.workers *=
-        c.disaggregated() ? replicas * c.decode_instances : replicas;
-  }
+  // The planner deploys every aggregated replica as a vllm serve of its own, each with its own
+  // API server, where one simulated deployment of dp replicas has the one that `vllm serve
+  // --data-parallel-size` starts. (A disaggregated deployment's decode instances have theirs
+  // in the simulation itself.)
+  if (cfg.service.enabled && !c.disaggregated()) cfg.service.frontend.station.workers *= replicas;
   cfg.metrics.price_per_gpu_hour = 0;  // each GPU's own catalog price
   cfg.sample_interval_s = 0;
   cfg.workload.num_requests = requests;

@@ -109,9 +109,11 @@ class Simulation::Driver final : public EventHandler,
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
     if (c.service.enabled) {
       const uint32_t clients = TenantAssigner::partitioned_clients(c.workload);
-      std::vector<std::string> deployments;
-      if (!c.deployments.empty()) deployments.push_back(c.model.name);
-      for (const DeploymentSpec& more : c.deployments) deployments.push_back(more.name);
+      // A disaggregated deployment's decode instances stream its answers, each a `vllm serve`
+      // of its own with its own API server.
+      std::vector<ServiceDeployment> deployments{
+          {c.model.name, c.disaggregation.enabled ? c.disaggregation.decode.instances : 1}};
+      for (const DeploymentSpec& more : c.deployments) deployments.push_back({more.name, 1});
       service_ = std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_,
                                                *this, clients, deployments);
     }

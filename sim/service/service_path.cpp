@@ -32,7 +32,7 @@ uint64_t attempt_key(uint64_t id, int attempt) {
 
 ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop,
                          ServicePathHost& host, uint32_t tenant_clients,
-                         const std::vector<std::string>& deployments)
+                         const std::vector<ServiceDeployment>& deployments)
     : spec_(spec),
       loop_(loop),
       host_(host),
@@ -46,15 +46,18 @@ ServicePath::ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop
   };
   if (spec_.gateway) add(*spec_.gateway, "gateway", spec_.gateway->workers);
   first_frontend_ = stations_.size();
-  frontends_per_deployment_ = static_cast<size_t>(spec_.frontend.station.workers);
-  const size_t groups = std::max<size_t>(1, deployments.size());
-  num_frontends_ = frontends_per_deployment_ * groups;
-  for (size_t g = 0; g < groups; ++g) {
-    const std::string name = groups == 1 ? "frontend" : "frontend " + deployments[g];
-    for (size_t p = 0; p < frontends_per_deployment_; ++p) {
-      add(spec_.frontend.station,
-          frontends_per_deployment_ == 1 ? name : name + "#" + std::to_string(p), 1);
-    }
+  const std::vector<ServiceDeployment> groups =
+      deployments.empty() ? std::vector<ServiceDeployment>{{"", 1}} : deployments;
+  const size_t workers = static_cast<size_t>(spec_.frontend.station.workers);
+  num_frontends_ = 0;
+  for (const ServiceDeployment& g : groups) {
+    const size_t count = workers * static_cast<size_t>(std::max(1, g.servers));
+    const std::string name = groups.size() == 1 ? "frontend" : "frontend " + g.name;
+    deployment_first_frontend_.push_back(num_frontends_);
+    deployment_frontends_.push_back(count);
+    for (size_t p = 0; p < count; ++p)
+      add(spec_.frontend.station, count == 1 ? name : name + "#" + std::to_string(p), 1);
+    num_frontends_ += count;
   }
   first_stage_ = stations_.size();
   for (const StationSpec& s : spec_.stages) add(s, s.name, s.workers);
@@ -87,8 +90,8 @@ double ServicePath::variability(size_t station) {
 }
 
 size_t ServicePath::frontend_station(uint64_t key, uint32_t deployment) const {
-  return first_frontend_ + deployment * frontends_per_deployment_ +
-         static_cast<size_t>(key % frontends_per_deployment_);
+  return first_frontend_ + deployment_first_frontend_[deployment] +
+         static_cast<size_t>(key % deployment_frontends_[deployment]);
 }
 
 // Hops in order: the gateway (if any), the request's API server process, then each stage;

@@ -85,15 +85,25 @@ class ServicePathHost {
   virtual void client_gap(const RequestSpec& request, double gap_s) = 0;
 };
 
+// One deployment as the service path sees it: `servers` `vllm serve` instances that stream its
+// answers, each with its own frontend.station.workers API server processes (a disaggregated
+// deployment's decode instances; one server for an aggregated one, whose data-parallel ranks
+// share the API servers of their one `vllm serve --data-parallel-size`).
+struct ServiceDeployment {
+  std::string name;
+  int servers = 1;  // REQUIRES: >= 1
+};
+
 class ServicePath {
  public:
   // REQUIRES: spec.enabled. tenant_clients: the closed-loop clients the tenants partition
   // (TenantAssigner::partitioned_clients); 0 for an open loop, whose arrivals draw theirs.
-  // deployments: with several (SimulationConfig::deployments), their names, the own first:
-  // each is a `vllm serve` of its own, so each has its own API server processes (stations
-  // "frontend NAME"), and a request goes through those of its RequestSpec::deployment.
+  // deployments: the own first, then SimulationConfig::deployments; empty is one deployment of
+  // one server. With several, each has its own API server processes (stations "frontend
+  // NAME"), and a request goes through those of its RequestSpec::deployment, pinned to one by
+  // its id (as a router spreads requests over a deployment's servers).
   ServicePath(const ServiceSpec& spec, uint64_t seed, EventLoop& loop, ServicePathHost& host,
-              uint32_t tenant_clients = 0, const std::vector<std::string>& deployments = {});
+              uint32_t tenant_clients = 0, const std::vector<ServiceDeployment>& deployments = {});
   ServicePath(const ServicePath&) = delete;  // stations point into spec_
   ServicePath& operator=(const ServicePath&) = delete;
 
@@ -206,7 +216,9 @@ class ServicePath {
   std::vector<Rng> station_rngs_;
   size_t first_frontend_ = 0;
   size_t num_frontends_ = 1;  // API server processes of every deployment
-  size_t frontends_per_deployment_ = 1;
+  // Per deployment: its first API server process (counted from first_frontend_) and how many.
+  std::vector<size_t> deployment_first_frontend_;
+  std::vector<size_t> deployment_frontends_;
   size_t first_stage_ = 0;
   std::optional<TokenBucket> request_bucket_;
   std::optional<TokenBucket> token_bucket_;

@@ -122,8 +122,10 @@ TEST(DisaggregatedPlan, AGroupEvaluatesAsItsRolesTimesTheGroups) {
   EXPECT_DOUBLE_EQ(cfg.disaggregation.kv_transfer.bandwidth_Bps, 12.5e9);
   EXPECT_EQ(cfg.parallel.dp, 1);
   EXPECT_EQ(cfg.disaggregation.total_gpus(), 18);
-  // Each decode instance is a vllm serve of its own, with its own API server.
-  EXPECT_EQ(cfg.service.frontend.station.workers, 3);
+  // Each decode instance is a vllm serve of its own, with its own API server: the simulation
+  // gives each its own (Disaggregation.EachDecodeInstanceHasItsOwnApiServer), so the planner
+  // does not multiply them.
+  EXPECT_EQ(cfg.service.frontend.station.workers, 1);
   c.prefill_instances = 0;  // the same candidate aggregated: 3 data-parallel replicas
   const SimulationConfig aggregated = evaluator.config(gpu, gpu, c, 3, PlanLoad::kQps, 2, 100);
   EXPECT_FALSE(aggregated.disaggregation.enabled);

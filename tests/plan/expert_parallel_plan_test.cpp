@@ -143,8 +143,8 @@ TEST(ExpertParallelPlan, TheGroupsEvaluationRunsEachRolesRanksAsOneServer) {
   EXPECT_TRUE(d.decode.parallel.enable_expert_parallel);
   EXPECT_EQ(d.prefill.parallel.ep(), 4);
   EXPECT_EQ(d.total_gpus(), 3 * (1 * 2 + 2 * 2) * 2);
-  // One API server per decode server, not per rank.
-  EXPECT_EQ(cfg.service.frontend.station.workers, 6);
+  // One API server per decode server (the simulation's, per decode instance), not per rank.
+  EXPECT_EQ(cfg.service.frontend.station.workers, 1);
 }
 
 }  // namespace

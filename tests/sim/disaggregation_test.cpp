@@ -252,6 +252,29 @@ TEST(Disaggregation, ClientTimeoutsAbortOnBothSidesAndLeaveNoBlocks) {
   for (const ReplicaSummary& rep : r.result.replicas) EXPECT_EQ(rep.kv_blocks_used_at_end, 0);
 }
 
+TEST(Disaggregation, EachDecodeInstanceHasItsOwnApiServer) {
+  // Each decode instance is a `vllm serve` of its own that streams its answers, so three of
+  // them have three API servers: at 20 ms a request one process admits 50 requests/s, three
+  // the 100/s offered (short requests, so the GPUs are not what limits them).
+  nlohmann::json j = scenario();
+  j["service"] = nlohmann::json::parse(R"({"frontend": {"request_s": 0.02}})");
+  const std::vector<std::string> load = {
+      "workload.arrival.rate_qps=100", "workload.prompt_tokens=64", "workload.output_tokens=16",
+      "workload.num_requests=3000", "disaggregation.prefill.instances=2"};
+  const RunOutcome one = run(config_of(j, load));
+  ASSERT_EQ(one.result.stations.size(), 1u);
+  EXPECT_EQ(one.result.stations[0].name, "frontend");
+  EXPECT_GT(one.result.stations[0].utilisation, 0.97);
+  EXPECT_LT(one.result.summary.request_throughput, 50.0);  // and its streaming takes some more
+  std::vector<std::string> three_decodes = load;
+  three_decodes.push_back("disaggregation.decode.instances=3");
+  const RunOutcome three = run(config_of(j, three_decodes));
+  ASSERT_EQ(three.result.stations.size(), 3u);
+  EXPECT_EQ(three.result.stations[2].name, "frontend#2");
+  for (const StationStats& s : three.result.stations) EXPECT_LT(s.utilisation, 0.8);
+  EXPECT_NEAR(three.result.summary.request_throughput, 100.0, 6.0);
+}
+
 TEST(Disaggregation, BadDeploymentsAreOneLineErrors) {
   nlohmann::json no_decode = scenario();
   no_decode["disaggregation"].erase("decode");
