@@ -17,11 +17,13 @@ cd "$(dirname "$0")/.."
 csv=../shared/reference/measured/published-vllm-h100-qwen3-32b.csv
 extra=()
 spread=0
+protocol=steady
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --csv) csv="$2"; shift 2 ;;
     --set) extra+=(--set "$2"); shift 2 ;;
     --spread) spread="$2"; shift 2 ;;
+    --protocol) protocol="$2"; shift 2 ;;
     *) echo "error: unknown argument $1 (usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
@@ -30,11 +32,19 @@ bin="${SERVESIM_BIN:-./build/default/cli/servesim}"
 [[ -r "$csv" ]] || { echo "error: cannot read $csv" >&2; exit 2; }
 awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --spread must be a fraction in [0, 1), e.g. 0.3 (got '$spread')" >&2; exit 2; }
+[[ "$protocol" == steady || "$protocol" == inferencex ]] ||
+  { echo "error: --protocol must be steady or inferencex (got '$protocol')" >&2; exit 2; }
+[[ "$protocol" == steady || "$spread" == 0 ]] ||
+  { echo "error: --spread goes with --protocol steady; inferencex draws its own lengths" >&2; exit 2; }
 
 output_tokens() {  # the row's output length, or a uniform spread around it
   awk -v o="$1" -v f="$spread" 'BEGIN {
     if (f == 0) { print o; exit }
     printf "{\"type\":\"uniform\",\"min\":%d,\"max\":%d}\n", o * (1 - f), o * (1 + f) }'
+}
+
+range_ratio() {  # lengths uniform in [0.8 L, L], as bench_serving's --random-range-ratio 0.8
+  awk -v l="$1" 'BEGIN { printf "{\"type\":\"uniform\",\"min\":%d,\"max\":%d}\n", l * 0.8, l }'
 }
 rows=$(mktemp)
 trap 'rm -f "$rows"' EXIT
@@ -46,11 +56,20 @@ mean_ms() {  # metric, flattened JSON
 echo "| TP | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
 tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ _ _ isl osl conc tp _ ttft tpot; do
-  requests=$(( conc * 8 > 200 ? conc * 8 : 200 ))
-  warmup=$(( conc * 2 ))
+  if [[ "$protocol" == steady ]]; then
+    requests=$(( conc * 8 > 200 ? conc * 8 : 200 ))
+    warmup=$(( conc * 2 ))
+    prompt="$isl"
+    output="$(output_tokens "$osl")"
+  else
+    requests=$(( conc * 10 ))
+    warmup=0
+    prompt="$(range_ratio "$isl")"
+    output="$(range_ratio "$osl")"
+  fi
   out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json \
         --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
-        --set workload.prompt_tokens="$isl" --set workload.output_tokens="$(output_tokens "$osl")" \
+        --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
         --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
         ${extra[@]+"${extra[@]}"} | tr -d '\n ')
   printf '%s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
