@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "calibration/benchmark_protocol.h"
 #include "sim/metrics/metrics.h"
 
 namespace servesim {
@@ -70,6 +71,9 @@ struct MeasuredRun {
   // lengths; NaN: not stated (then requests or the summary's token totals say).
   double prompt_tokens_per_request = MeasuredRequest::kNone;  // tokens
   double output_tokens_per_request = MeasuredRequest::kNone;  // tokens
+  // How the benchmark issued a run that records neither its request count nor its requests
+  // (published rows: as the caller states it); unused for any other run.
+  BenchmarkProtocol protocol;
   // In issue order. Empty when the source has aggregates only (a result saved without
   // --save-detailed): such a run can be fitted to its summary but not replayed request by
   // request.

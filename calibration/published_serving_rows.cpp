@@ -96,7 +96,8 @@ bool is_published_serving_rows(const std::string& path) {
   return in && std::getline(in, header) && has_required(columns_of(header));
 }
 
-std::vector<MeasuredRun> read_published_serving_rows(const std::string& path) {
+std::vector<MeasuredRun> read_published_serving_rows(const std::string& path,
+                                                     const BenchmarkProtocol& protocol) {
   std::ifstream in(path);
   if (!in) throw ConfigError(path + ": cannot open the file");
   std::string line;
@@ -115,6 +116,7 @@ std::vector<MeasuredRun> read_published_serving_rows(const std::string& path) {
     split_csv_line(line, fields, scratch);
     const std::string where = path + ":" + std::to_string(number);
     runs.push_back(run_of(Row(where, columns, fields), where));
+    runs.back().protocol = protocol;
   }
   if (runs.empty()) throw ConfigError(path + ": no rows after the header");
   return runs;

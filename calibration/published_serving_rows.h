@@ -22,7 +22,9 @@ namespace servesim {
 // layout from a per-request trace).
 bool is_published_serving_rows(const std::string& path);
 
-// One MeasuredRun per row, named "file:line" (format "published").
-std::vector<MeasuredRun> read_published_serving_rows(const std::string& path);
+// One MeasuredRun per row, named "file:line" (format "published"), each issued by `protocol`
+// when simulated (the rows do not say how their benchmark ran).
+std::vector<MeasuredRun> read_published_serving_rows(
+    const std::string& path, const BenchmarkProtocol& protocol = BenchmarkProtocol::steady());
 
 }  // namespace servesim

@@ -81,6 +81,15 @@ void set_load(const MeasuredLoad& load, uint64_t count, WorkloadSpec& w) {
   w.think_time_s = Distribution::fixed(0.0);
 }
 
+// `tokens` exactly, or uniform in [range_ratio x tokens, tokens] (whole tokens, at least 1).
+LengthDistribution length_of(double tokens, double range_ratio, const std::string& where) {
+  const int most = std::max(1, static_cast<int>(std::lround(tokens)));
+  if (range_ratio >= 1.0) return LengthDistribution::fixed(most);
+  const int least = std::max(1, static_cast<int>(range_ratio * most));
+  return LengthDistribution::from_json({{"type", "uniform"}, {"min", least}, {"max", most}}, where,
+                                       "");
+}
+
 void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
   const MetricsSummary& s = run.summary;
   const double prompt =
@@ -93,16 +102,20 @@ void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
                       "with per-request data (vllm bench serve --save-detailed)");
   WorkloadSpec w;
   w.seed = c.workload.seed;
-  w.prompt_tokens = LengthDistribution::fixed(static_cast<int>(std::lround(prompt)));
-  w.output_tokens = LengthDistribution::fixed(std::max(1, static_cast<int>(std::lround(output))));
   uint64_t count = s.completed;
+  double range_ratio = 1.0;
   if (count == 0) {
-    const int clients = run.load.max_concurrency.value_or(1);
-    count = static_cast<uint64_t>(std::max(8 * clients, 200));
-    c.metrics.warmup_requests = static_cast<uint64_t>(2 * clients);
+    const BenchmarkProtocol& p = run.protocol;
+    const uint64_t clients = static_cast<uint64_t>(run.load.max_concurrency.value_or(1));
+    count = std::max<uint64_t>(static_cast<uint64_t>(p.requests_per_client) * clients,
+                               static_cast<uint64_t>(p.min_requests));
+    c.metrics.warmup_requests = static_cast<uint64_t>(p.warmup_per_client) * clients;
+    range_ratio = p.range_ratio;
   } else {
     c.metrics.warmup_requests = 0;
   }
+  w.prompt_tokens = length_of(prompt, range_ratio, run.source + ": prompt tokens");
+  w.output_tokens = length_of(output, range_ratio, run.source + ": output tokens");
   w.num_requests = count;
   set_load(run.load, count, w);
   c.workload = w;

@@ -9,9 +9,9 @@
 //     gaps of the run's burstiness; else all at once), as vllm bench serve issues them;
 //   - aggregates only (a result without --save-detailed, a published row): fixed lengths from
 //     the run's per-request lengths or its token totals, the same load shape, as many requests as
-//     the run completed. Published rows say neither how many requests ran nor over how long:
-//     max(8 x concurrency, 200) requests with the first 2 x concurrency left out as warm-up, the
-//     convention of scripts/compare_published_h100.sh.
+//     the run completed. Published rows say neither how many requests ran nor how their
+//     lengths were drawn: the run's BenchmarkProtocol says (by default max(8 x concurrency,
+//     200) requests of exact lengths with the first 2 x concurrency left out as warm-up).
 // The engine's output lengths are exact (vllm bench's random dataset sets ignore_eos). The
 // run's recorded vLLM version, when it has one, sets engine.vllm_version (whose memory rules
 // size the KV cache), and its TP/PP the parallelism: the run is what was measured.

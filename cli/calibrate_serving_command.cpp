@@ -84,11 +84,13 @@ void fit_memory_to_log(const std::string& path, const Catalog& catalog, Base& ba
               static_cast<long long>(fit.plan.kv_cache_tokens), fit.engine_keys().dump().c_str());
 }
 
-std::vector<MeasuredRun> read_runs(const std::vector<std::string>& paths) {
+std::vector<MeasuredRun> read_runs(const std::vector<std::string>& paths,
+                                   const BenchmarkProtocol& published) {
   std::vector<MeasuredRun> runs;
   for (const std::string& path : paths) {
     if (std::filesystem::is_regular_file(path) && is_published_serving_rows(path)) {
-      for (MeasuredRun& r : read_published_serving_rows(path)) runs.push_back(std::move(r));
+      for (MeasuredRun& r : read_published_serving_rows(path, published))
+        runs.push_back(std::move(r));
     } else {
       for (MeasuredRun& r : read_measured_runs(path)) runs.push_back(std::move(r));
     }
@@ -127,15 +129,23 @@ nlohmann::json profile_json(const ServingReport& report, const SimulationConfig&
   nlohmann::json values = nlohmann::json::object();
   for (std::string_view name : serving_parameter_names())
     values[std::string(name)] = serving_parameter_value(report.fit.fitted, name);
-  return {{"format", "servesim-serving-profile"},
-          {"version", 1},
-          {"model", c.model.name},
-          {"gpu", c.gpu.name},
-          {"engine_version", runs.empty() ? "" : runs.front().engine_version},
-          {"parameters", values},
-          {"fitted", report.fit.parameters},
-          {"runs_fitted", used},
-          {"runs_held_out", held}};
+  nlohmann::json profile = {{"format", "servesim-serving-profile"},
+                            {"version", 1},
+                            {"model", c.model.name},
+                            {"gpu", c.gpu.name},
+                            {"engine_version", runs.empty() ? "" : runs.front().engine_version},
+                            {"parameters", values},
+                            {"fitted", report.fit.parameters},
+                            {"runs_fitted", used},
+                            {"runs_held_out", held}};
+  // The fit holds only for the protocol the published rows were simulated with.
+  for (const MeasuredRun& r : runs) {
+    if (r.format == "published") {
+      profile["published_protocol"] = r.protocol.name;
+      break;
+    }
+  }
+  return profile;
 }
 
 void write_outputs(const std::string& dir, const ServingReport& report, const Base& base,
@@ -159,6 +169,9 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
                 "vllm bench serve result JSON, loadtest folder, timing trace or published rows CSV")
       ->required()
       ->expected(1, -1);
+  c->add_option("--published-protocol", o.published_protocol,
+                "How published rows were benchmarked: steady or inferencex")
+      ->capture_default_str();
   c->add_option("--model", o.model, "Without a scenario: catalog name or model JSON");
   c->add_option("--gpu", o.gpu, "Without a scenario: catalog GPU name or JSON");
   c->add_option("--tp", o.tp, "Without a scenario: tensor parallel size")->capture_default_str();
@@ -179,10 +192,12 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
 
 int run_calibrate_serving_command(const CalibrateServingOptions& o) {
   const Catalog catalog;
+  const BenchmarkProtocol published =
+      BenchmarkProtocol::named(o.published_protocol, "--published-protocol");
   Base base = base_scenario(o);
   if (!o.log.empty()) fit_memory_to_log(o.log, catalog, base);
   const SimulationConfig config = parse_scenario(base.json, base.dir, base.origin, catalog).config;
-  const std::vector<MeasuredRun> runs = read_runs(o.measured);
+  const std::vector<MeasuredRun> runs = read_runs(o.measured, published);
   const std::vector<bool> held_out = held_out_runs(runs.size(), o.holdout);
   std::vector<ServingFitCase> all, train;
   for (size_t i = 0; i < runs.size(); ++i) {

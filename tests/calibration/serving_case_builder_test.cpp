@@ -114,6 +114,33 @@ TEST(ServingCaseBuilder, APublishedRowBecomesItsClosedLoopOnTheRowsTp) {
             std::string::npos);
 }
 
+TEST(ServingCaseBuilder, APublishedRowIsIssuedByItsBenchmarkProtocol) {
+  // InferenceX's protocol: 10 x clients requests, none left out, lengths in [0.8 L, L].
+  const MeasuredRun run = read_published_serving_rows(kRows, BenchmarkProtocol::inferencex())[1];
+  EXPECT_EQ(run.protocol.name, "inferencex");
+  const ServingFitCase c = make_serving_case(run, qwen_on_h100(), Catalog());
+  const WorkloadSpec& w = c.config.workload;
+  EXPECT_EQ(w.kind, WorkloadKind::kClosedLoop);
+  EXPECT_EQ(w.clients, 8);
+  EXPECT_EQ(w.num_requests, 80u);
+  EXPECT_EQ(c.config.metrics.warmup_requests, 0u);
+  EXPECT_DOUBLE_EQ(w.prompt_tokens.mean(), (819 + 1024) / 2.0);
+  EXPECT_DOUBLE_EQ(w.output_tokens.mean(), (102 + 128) / 2.0);
+  Rng rng(7);
+  int least = 1 << 30, most = 0;
+  for (int i = 0; i < 2000; ++i) {
+    const int n = w.prompt_tokens.sample(rng);
+    least = std::min(least, n);
+    most = std::max(most, n);
+  }
+  EXPECT_EQ(least, 819);
+  EXPECT_EQ(most, 1024);
+  EXPECT_NE(error_of([] {
+              BenchmarkProtocol::named("aiperf", "--published-protocol");
+            }).find("--published-protocol: expected steady or inferencex"),
+            std::string::npos);
+}
+
 TEST(ServingCaseBuilder, AnAggregateRunIssuesItsOwnCountAtItsRate) {
   MeasuredRun run;
   run.source = "bench.json";

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -103,6 +104,32 @@ TEST(CalibrateServingCommand, BadInputIsOneLineAndExitTwo) {
   expect_one_line_error(
       run_servesim("calibrate serving --measured " + kRows + kDeployment + " --holdout 1"),
       "--holdout: must be a fraction in [0, 1)");
+  expect_one_line_error(run_servesim("calibrate serving --measured " + kRows + kDeployment +
+                                     " --published-protocol aiperf"),
+                        "--published-protocol: expected steady or inferencex");
+}
+
+TEST(CalibrateServingCommand, ThePublishedProtocolDecidesTheRowsTtftAndIsInTheProfile) {
+  // The same rows, nothing fitted: issued InferenceX's way (10 x clients requests of varied
+  // lengths, the start in the means) their simulated TTFT is not the steady state's, and the
+  // profile names the protocol its fit holds for.
+  const auto before_ttft = [](const std::string& protocol, const fs::path& out) {
+    const CliResult r = run_servesim("calibrate serving --measured " + kRows + kDeployment +
+                                     " --published-protocol " + protocol +
+                                     " --fit memory_efficiency --holdout 0 --max-iterations 1"
+                                     " --out " +
+                                     out.string());
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(read_json(out / "profile.json")["published_protocol"], protocol);
+    return read_json(out / "report.json")["runs"][0]["metrics"]["ttft_mean"]["before"]
+        .get<double>();
+  };
+  const fs::path out =
+      fs::temp_directory_path() / ("servesim_cal_protocol_" + std::to_string(::getpid()));
+  const double steady = before_ttft("steady", out / "steady");
+  const double inferencex = before_ttft("inferencex", out / "inferencex");
+  EXPECT_GT(std::abs(inferencex / steady - 1), 0.1) << steady << " " << inferencex;
+  fs::remove_all(out);
 }
 
 }  // namespace

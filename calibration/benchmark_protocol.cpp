@@ -1,0 +1,26 @@
+#include "calibration/benchmark_protocol.h"
+
+#include "models/config_error.h"
+
+namespace servesim {
+
+BenchmarkProtocol BenchmarkProtocol::steady() {
+  return BenchmarkProtocol{};
+}
+
+BenchmarkProtocol BenchmarkProtocol::inferencex() {
+  return BenchmarkProtocol{.name = "inferencex",
+                           .requests_per_client = 10,
+                           .min_requests = 0,
+                           .warmup_per_client = 0,
+                           .range_ratio = 0.8};
+}
+
+BenchmarkProtocol BenchmarkProtocol::named(const std::string& name, const std::string& field) {
+  if (name == "steady") return steady();
+  if (name == "inferencex") return inferencex();
+  throw ConfigError(field + ": expected steady or inferencex (how the published runs were " +
+                    "benchmarked; docs/calibrate-serving.md), got '" + name + "'");
+}
+
+}  // namespace servesim

@@ -1,0 +1,39 @@
+// BenchmarkProtocol: how a closed-loop benchmark issued its requests when its results keep
+// only their means — how many requests per client, how many it left out as warm-up, and how it
+// drew their lengths. Published rows (calibration/published_serving_rows.h) record none of it,
+// and it decides their TTFT: every client sends its first request at once, so the start of a
+// run queues N prompts for the engine, and whether those are in the means, and whether exact
+// lengths keep the clients in the phases they started in, moves the mean TTFT more than any
+// cost (docs/validation.md, point 6). The caller states it (calibrate serving
+// --published-protocol); the simulation of such a run issues its requests by it
+// (calibration/serving_case_builder.h).
+//
+// A plain value; thread-safety: none needed.
+#pragma once
+
+#include <string>
+
+namespace servesim {
+
+struct BenchmarkProtocol {
+  std::string name = "steady";
+  int requests_per_client = 8;  // requests issued: max(this x clients, min_requests)
+  int min_requests = 200;
+  int warmup_per_client = 2;  // the first this x clients requests are left out of the means
+  // Lengths drawn uniformly in [range_ratio x L, L] around the stated L, as SGLang's
+  // bench_serving draws them for --random-range-ratio; 1: exactly L.
+  double range_ratio = 1.0;
+
+  // servesim's convention (scripts/compare_published_h100.sh --protocol steady): the steady
+  // state of exact-length clients, max(8 x clients, 200) requests, the first 2 x clients left
+  // out.
+  static BenchmarkProtocol steady();
+  // How InferenceX benchmarks a deployment (its fixed_seq_len runs: SGLang's bench_serving
+  // with --random-range-ratio 0.8 and --num-prompts 10 x concurrency, one warm-up request not
+  // counted): 10 x clients requests with lengths in [0.8 L, L], none left out.
+  static BenchmarkProtocol inferencex();
+  // One of the above by name; anything else is a ConfigError naming `field` and the choices.
+  static BenchmarkProtocol named(const std::string& name, const std::string& field);
+};
+
+}  // namespace servesim
