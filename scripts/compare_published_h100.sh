@@ -32,8 +32,8 @@ bin="${SERVESIM_BIN:-./build/default/cli/servesim}"
 [[ -r "$csv" ]] || { echo "error: cannot read $csv" >&2; exit 2; }
 awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --spread must be a fraction in [0, 1), e.g. 0.3 (got '$spread')" >&2; exit 2; }
-[[ "$protocol" == steady || "$protocol" == inferencex ]] ||
-  { echo "error: --protocol must be steady or inferencex (got '$protocol')" >&2; exit 2; }
+[[ "$protocol" == steady || "$protocol" == inferencex || "$protocol" == aiperf ]] ||
+  { echo "error: --protocol must be steady, inferencex or aiperf (got '$protocol')" >&2; exit 2; }
 [[ "$protocol" == steady || "$spread" == 0 ]] ||
   { echo "error: --spread goes with --protocol steady; inferencex draws its own lengths" >&2; exit 2; }
 
@@ -61,6 +61,11 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ _ _ isl osl conc tp _ ttft tpot;
     warmup=$(( conc * 2 ))
     prompt="$isl"
     output="$(output_tokens "$osl")"
+  elif [[ "$protocol" == aiperf ]]; then
+    requests=$(( conc * 20 ))
+    warmup=0
+    prompt="$isl"
+    output="$osl"
   else
     requests=$(( conc * 10 ))
     warmup=0
