@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "calibration/benchmark_protocol.h"
+#include "models/dtype.h"
 #include "sim/metrics/metrics.h"
 
 namespace servesim {
@@ -66,6 +67,9 @@ struct MeasuredRun {
   std::string engine_version;  // e.g. "0.12.0" ("" when the source does not say)
   int tensor_parallel_size = 0;    // 0: the source does not say (the caller's --tp applies)
   int pipeline_parallel_size = 0;  // 0: the source does not say
+  // The precision the weights were served in where the source names it (published rows'
+  // `precision`: fp8 for `--quantization fp8`); unset: the deployment's own.
+  std::optional<DType> weight_dtype;
   MeasuredLoad load;
   // Fixed-length runs (`vllm bench serve --random-input-len`, published rows) state their
   // lengths; NaN: not stated (then requests or the summary's token totals say).

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "models/config_error.h"
+#include "models/dtype.h"
 #include "sim/core/csv_line.h"
 
 namespace servesim {
@@ -80,6 +81,19 @@ MeasuredRun run_of(const Row& row, const std::string& where) {
   run.engine_version = row.text("engine_version", false);
   run.tensor_parallel_size = row.positive_int("tp");
   run.pipeline_parallel_size = row.text("pp", false).empty() ? 0 : row.positive_int("pp");
+  // Rows in the bf16 checkpoint's own precision leave it empty; a quantised run names its
+  // weights' precision (the shared set's 4000/1000 rows: "fp8").
+  const std::string precision = row.text("precision", false);
+  if (!precision.empty()) {
+    try {
+      run.weight_dtype = parse_dtype(precision, "precision");
+    } catch (const ConfigError&) {
+      row.fail("precision",
+               "the weights' precision (bf16, fp16, fp8, int8, int4, mxfp4) or empty for the "
+               "model's own",
+               precision);
+    }
+  }
   run.load.max_concurrency = row.positive_int("concurrency");
   run.prompt_tokens_per_request = row.positive_int("isl");
   run.output_tokens_per_request = row.positive_int("osl");

@@ -4,10 +4,13 @@
 //   engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,pp,ttft_ms,tpot_ms
 // Each row is a closed-loop run at `concurrency` with fixed input (`isl`) and output (`osl`)
 // lengths; ttft_ms and tpot_ms are means. Columns are found by name (extra ones ignored); only
-// aggregated deployments (mode "agg", or no mode column) are read.
+// aggregated deployments (mode "agg", or no mode column) are read. `precision`, where given and
+// not empty, is the precision the weights were served in (fp8: `--quantization fp8`), which
+// the run is then simulated with.
 //
 // Errors: ConfigError "file:line: column: expected ..., got '...'" for a malformed row, a
-// missing column, a disaggregated row; "file: no rows" for an empty file.
+// missing column, a disaggregated row, a precision servesim does not know; "file: no rows" for
+// an empty file.
 // Stateless; thread-safe.
 #pragma once
 

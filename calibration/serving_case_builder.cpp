@@ -138,6 +138,7 @@ ServingFitCase make_serving_case(const MeasuredRun& run, const SimulationConfig&
   ServingFitCase out{run.source, base, run.summary};
   if (run.tensor_parallel_size > 0) out.config.parallel.tp = run.tensor_parallel_size;
   if (run.pipeline_parallel_size > 0) out.config.parallel.pp = run.pipeline_parallel_size;
+  if (run.weight_dtype) out.config.engine.dtype = run.weight_dtype;
   if (!run.engine_version.empty())
     out.config.engine.vllm_version =
         VllmVersion::parse(run.engine_version, run.source + ": engine_version");

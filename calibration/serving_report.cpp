@@ -1,5 +1,6 @@
 #include "calibration/serving_report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -81,29 +82,52 @@ ServingReport make_serving_report(const std::vector<ServingFitCase>& cases,
   return report;
 }
 
-double mean_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
-                      bool after) {
-  double sum = 0;
-  int n = 0;
+namespace {
+
+std::vector<double> abs_errors(const ServingReport& report, const ServingMetricSpec& metric,
+                               bool held_out, bool after) {
+  std::vector<double> out;
   for (const ServingRunReport& run : report.runs) {
     if (run.held_out != held_out) continue;
     const double e = error_of(metric.get(after ? run.after : run.before), metric.get(run.measured));
-    if (!std::isfinite(e)) continue;
-    sum += std::fabs(e);
-    ++n;
+    if (std::isfinite(e)) out.push_back(std::fabs(e));
   }
-  return n > 0 ? sum / n : std::numeric_limits<double>::quiet_NaN();
+  return out;
+}
+
+}  // namespace
+
+double mean_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
+                      bool after) {
+  const std::vector<double> e = abs_errors(report, metric, held_out, after);
+  if (e.empty()) return std::numeric_limits<double>::quiet_NaN();
+  double sum = 0;
+  for (double v : e) sum += v;
+  return sum / static_cast<double>(e.size());
+}
+
+double median_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
+                        bool after) {
+  std::vector<double> e = abs_errors(report, metric, held_out, after);
+  if (e.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(e.begin(), e.end());
+  const size_t mid = e.size() / 2;
+  return e.size() % 2 == 1 ? e[mid] : 0.5 * (e[mid - 1] + e[mid]);
 }
 
 nlohmann::json serving_report_json(const ServingReport& report) {
-  nlohmann::json summary = nlohmann::json::object();
+  nlohmann::json mean = nlohmann::json::object(), median = nlohmann::json::object();
   for (const ServingMetricSpec& m : serving_metric_specs()) {
-    nlohmann::json entry;
+    nlohmann::json mean_entry, median_entry;
     for (bool held : {false, true})
-      for (bool after : {false, true})
-        entry[std::string(held ? "held_out_" : "fitted_") + (after ? "after" : "before")] =
-            number_or_null(mean_abs_error(report, m, held, after));
-    summary[std::string(m.key)] = entry;
+      for (bool after : {false, true}) {
+        const std::string key =
+            std::string(held ? "held_out_" : "fitted_") + (after ? "after" : "before");
+        mean_entry[key] = number_or_null(mean_abs_error(report, m, held, after));
+        median_entry[key] = number_or_null(median_abs_error(report, m, held, after));
+      }
+    mean[std::string(m.key)] = mean_entry;
+    median[std::string(m.key)] = median_entry;
   }
   nlohmann::json runs = nlohmann::json::array();
   for (const ServingRunReport& run : report.runs) runs.push_back(run_json(run));
@@ -116,7 +140,8 @@ nlohmann::json serving_report_json(const ServingReport& report) {
             {"cost_before", f.cost_before},
             {"cost_after", f.cost_after},
             {"holdout", report.holdout_fraction}}},
-          {"mean_abs_error", summary},
+          {"mean_abs_error", mean},
+          {"median_abs_error", median},
           {"runs", runs}};
 }
 
@@ -141,14 +166,19 @@ std::string serving_report_text(const ServingReport& report) {
     out += line;
   }
   const bool on_held = held > 0;
-  out += on_held ? "\nmean |error| on the held-out runs   before   after\n"
-                 : "\nmean |error| on the fitted runs (nothing held out)   before   after\n";
+  out += on_held ? "\n|error| on the held-out runs\n"
+                 : "\n|error| on the fitted runs (nothing held out)\n";
+  std::snprintf(line, sizeof line, "  %-32s %12s %8s %14s %8s\n", "metric", "mean before", "after",
+                "median before", "after");
+  out += line;
   for (const ServingMetricSpec& m : serving_metric_specs()) {
     const double b = mean_abs_error(report, m, on_held, false);
     const double a = mean_abs_error(report, m, on_held, true);
     if (!std::isfinite(b) && !std::isfinite(a)) continue;
-    std::snprintf(line, sizeof line, "  %-32s %7s %7s\n", std::string(m.key).c_str(),
-                  percent(b).c_str(), percent(a).c_str());
+    std::snprintf(line, sizeof line, "  %-32s %12s %8s %14s %8s\n", std::string(m.key).c_str(),
+                  percent(b).c_str(), percent(a).c_str(),
+                  percent(median_abs_error(report, m, on_held, false)).c_str(),
+                  percent(median_abs_error(report, m, on_held, true)).c_str());
     out += line;
   }
   if (on_held) {

@@ -35,10 +35,13 @@ ServingReport make_serving_report(const std::vector<ServingFitCase>& cases,
                                   const std::vector<bool>& held_out, const ServingFit& fit,
                                   double holdout_fraction, const ForEachCase& for_each = {});
 
-// Mean of |error| over the runs (held-out ones, or the fitted ones) that measured the metric;
-// NaN when none did.
+// Mean and median of |error| over the runs (held-out ones, or the fitted ones) that measured
+// the metric; NaN when none did. The median is the middle value (the mean of the two middle
+// ones for an even count): a few far-off runs move the mean, not the median.
 double mean_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
                       bool after);
+double median_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
+                        bool after);
 
 nlohmann::json serving_report_json(const ServingReport& report);
 std::string serving_report_text(const ServingReport& report);

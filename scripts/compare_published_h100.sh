@@ -4,11 +4,14 @@
 # from ai-dynamo/aiconfigurator's silicon sample, kept in the shared reference data). One
 # prediction per row, with configs/validation/qwen3-32b-h100.json's defaults: vLLM's API server
 # in front of the engine and every client starting at once, as `vllm bench serve
-# --max-concurrency` starts them. Prints a markdown table and the mean absolute percentage
-# errors over the rows with TP > 1, split into the rows the host overheads were fitted on
+# --max-concurrency` starts them; a row whose `precision` says fp8 is simulated with fp8
+# weights (engine.dtype). Prints a markdown table and the mean absolute percentage errors over
+# all rows, split into the rows the host overheads were fitted on
 # (input = output = 1024) and the held-out rest. Usage:
-#   scripts/compare_published_h100.sh [--csv FILE] [--spread FRACTION] [--set KEY=VALUE]...
-#   (--set goes to every simulate, e.g. --set service='"none"' for the engine alone;
+#   scripts/compare_published_h100.sh [--csv FILE] [--protocol steady|inferencex|aiperf]
+#                                     [--spread FRACTION] [--set KEY=VALUE]...
+#   (--protocol: how the benchmark issued the rows — docs/validation.md, point 6;
+#   --set goes to every simulate, e.g. --set service='"none"' for the engine alone;
 #   --spread 0.3 draws each output length uniformly within ±30% of the row's, a device that
 #   keeps simulated clients dispersed — docs/validation.md, point 3 — not a model of the runs)
 # SERVESIM_BIN overrides the binary (default build/default/cli/servesim).
@@ -53,9 +56,12 @@ mean_ms() {  # metric, flattened JSON
   printf '%s' "$2" | sed -n "s/.*\"$1\":{[^}]*\"mean_ms\":\\([0-9.e+-]*\\).*/\\1/p"
 }
 
-echo "| TP | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
-tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ _ _ isl osl conc tp _ ttft tpot; do
+echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
+tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ ttft tpot; do
+  # A row that names its precision (fp8: `--quantization fp8`) served its weights in it.
+  weights=()
+  [[ -n "$precision" ]] && weights=(--set engine.dtype="\"$precision\"")
   if [[ "$protocol" == steady ]]; then
     requests=$(( conc * 8 > 200 ? conc * 8 : 200 ))
     warmup=$(( conc * 2 ))
@@ -76,18 +82,18 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ _ _ isl osl conc tp _ ttft tpot;
         --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
         --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
         --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
-        ${extra[@]+"${extra[@]}"} | tr -d '\n ')
-  printf '%s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
-    "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" >> "$rows"
-  awk '{ printf "| %d | %d | %d | %d | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %+.0f%% |\n",
-         $1, $2, $3, $4, $5, $6, 100 * ($6 - $5) / $5, $7, $8, 100 * ($8 - $7) / $7 }' \
+        ${weights[@]+"${weights[@]}"} ${extra[@]+"${extra[@]}"} | tr -d '\n ')
+  printf '%s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
+    "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" >> "$rows"
+  awk '{ printf "| %d | %s | %d | %d | %d | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %+.0f%% |\n",
+         $1, $9, $2, $3, $4, $5, $6, 100 * ($6 - $5) / $5, $7, $8, 100 * ($8 - $7) / $7 }' \
     <(tail -n 1 "$rows")
 done
 awk 'function abs(x) { return x < 0 ? -x : x }
-     $1 > 1 { k = ($2 == 1024 && $3 == 1024) ? "fit" : "held";
+     { k = ($2 == 1024 && $3 == 1024) ? "fit" : "held";
               n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7 }
      END { na = n["fit"] + n["held"]
-           printf "\nRows with TP > 1: %d. Mean absolute error: TTFT %.1f%%, TPOT %.1f%%.\n",
+           printf "\nAll %d rows. Mean absolute error: TTFT %.1f%%, TPOT %.1f%%.\n",
                   na, 100 * (t["fit"] + t["held"]) / na, 100 * (p["fit"] + p["held"]) / na
            printf "Input = output = 1024 (the host overheads were fitted on these %d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
                   n["fit"], 100 * t["fit"] / n["fit"], 100 * p["fit"] / n["fit"]

@@ -90,6 +90,35 @@ TEST(PublishedServingRows, BadRowsNameTheLineAndColumn) {
   std::filesystem::remove_all(dir);
 }
 
+// The shared set's 4000/1000 rows say "fp8": their runs served fp8 weights, half the bytes a
+// decode step streams and fp8 GEMMs, so simulating them in bf16 over-predicts TPOT and, on one
+// H100, leaves too little KV room (docs/validation.md).
+TEST(PublishedServingRows, APrecisionIsWhatTheWeightsWereServedIn) {
+  const std::string dir = testing::fresh_dir("published_precision");
+  const std::string header =
+      "engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,pp,ttft_ms,tpot_ms\n";
+  const std::string rows = write_file(
+      dir, "p.csv",
+      header + "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,4000,1000,48,2,1,184.6,11.6\n" +
+          "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154,18\n");
+  const std::vector<MeasuredRun> runs = read_published_serving_rows(rows);
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].weight_dtype, DType::kFp8);
+  EXPECT_FALSE(runs[1].weight_dtype.has_value());
+
+  const ServingFitCase fp8 = make_serving_case(runs[0], qwen_on_h100(), Catalog());
+  EXPECT_EQ(fp8.config.engine.dtype, DType::kFp8);
+  EXPECT_FALSE(make_serving_case(runs[1], qwen_on_h100(), Catalog()).config.engine.dtype);
+
+  const std::string unknown = write_file(
+      dir, "u.csv", header + "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,nvfp4,agg,1024,128,8,2,1,1,1\n");
+  EXPECT_EQ(error_of([&] { read_published_serving_rows(unknown); }),
+            unknown +
+                ":2: precision: expected the weights' precision (bf16, fp16, fp8, int8, int4, "
+                "mxfp4) or empty for the model's own, got 'nvfp4'");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(ServingCaseBuilder, APublishedRowBecomesItsClosedLoopOnTheRowsTp) {
   const MeasuredRun run = read_published_serving_rows(kRows)[1];
   const ServingFitCase c = make_serving_case(run, qwen_on_h100(), Catalog());
