@@ -6,6 +6,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <vector>
@@ -78,11 +79,32 @@ void set_once(std::optional<T>& field, const T& value) {
   if (!field) field = value;
 }
 
+const std::regex kPiecewiseGraphs("PIECEWISE=([0-9]+)");
+const std::regex kFullGraphs("FULL=([0-9]+)");
+
+// The config keys read_config looks for, each with its pattern compiled once.
+const std::map<std::string_view, std::regex>& config_patterns() {
+  static const std::map<std::string_view, std::regex> kPatterns = [] {
+    std::map<std::string_view, std::regex> out;
+    for (std::string_view key :
+         {"model", "tensor_parallel_size", "pipeline_parallel_size", "max_seq_len", "max_model_len",
+          "max_num_seqs", "max_num_batched_tokens", "block_size", "kv_cache_dtype", "dtype",
+          "quantization", "enforce_eager", "chunked_prefill_enabled", "enable_chunked_prefill",
+          "gpu_memory_utilization"}) {
+      out.emplace(key,
+                  std::regex("(?:^|[\\s,{(])'?" + std::string(key) + "'?(?:=|: )'?([^',}\\s)]*)"));
+    }
+    return out;
+  }();
+  return kPatterns;
+}
+
 // `key=value` in the engine's config line, or `'key': value` in its non-default args.
-std::optional<std::string> config_value(const std::string& line, const std::string& key) {
-  const std::regex pattern("(?:^|[\\s,{(])'?" + key + "'?(?:=|: )'?([^',}\\s)]*)");
+// REQUIRES: key is one of config_patterns().
+std::optional<std::string> config_value(const std::string& line, std::string_view key) {
+  if (line.find(key) == std::string::npos) return std::nullopt;
   std::smatch m;
-  if (!std::regex_search(line, m, pattern)) return std::nullopt;
+  if (!std::regex_search(line, m, config_patterns().at(key))) return std::nullopt;
   return m[1].str();
 }
 
@@ -125,40 +147,50 @@ void read_config(const std::string& line, VllmStartupLog& log) {
 
 using Handler = std::function<void(const std::smatch&, VllmStartupLog&)>;
 
+// `anchor` is a literal that every match of `pattern` contains: a line without it cannot match,
+// and std::regex is slow enough that trying every pattern on every line of a server's log (a
+// periodic stats line every 10 s, an access line per request) took seconds per 40,000 lines.
 struct Rule {
+  std::string_view anchor;
   std::regex pattern;
   Handler handle;
 };
 
+// Compiles every pattern, so that the first line read does not pay for it.
 std::vector<Rule> rules() {
+  config_patterns();
   const std::string num = "(-?[0-9.]+)";
   return {
-      {std::regex("Initializing an? (V1 )?LLM engine \\(v([^)]+)\\) with config: (.*)"),
+      {"LLM engine (",
+       std::regex("Initializing an? (V1 )?LLM engine \\(v([^)]+)\\) with config: (.*)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.version_text, m[2].str());
          set_once(log.v1_engine, m[1].matched);
          read_config(m[3].str(), log);
        }},
-      {std::regex("non-default args: (\\{.*)"),
+      {"non-default args: ", std::regex("non-default args: (\\{.*)"),
        [](const std::smatch& m, VllmStartupLog& log) { read_config(m[1].str(), log); }},
-      {std::regex("vLLM API server version:? v?([0-9][^\\s,]*)"),
+      {"vLLM API server version", std::regex("vLLM API server version:? v?([0-9][^\\s,]*)"),
        [](const std::smatch& m, VllmStartupLog& log) { set_once(log.version_text, m[1].str()); }},
-      {std::regex("Chunked prefill is enabled with max_num_batched_tokens=([0-9]+)"),
+      {"Chunked prefill is enabled with max_num_batched_tokens=",
+       std::regex("Chunked prefill is enabled with max_num_batched_tokens=([0-9]+)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.max_num_batched_tokens, count(m[1].str()));
        }},
-      {std::regex("(?:Model loading|Loading model weights) took " + num + " ?Gi?B"),
+      {"took ", std::regex("(?:Model loading|Loading model weights) took " + num + " ?Gi?B"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.model_loading_bytes, gib_bytes(m[1].str()));
        }},
-      {std::regex("total_gpu_memory \\(" + num + " ?GiB\\) x gpu_memory_utilization \\(" + num +
+      {"x gpu_memory_utilization (",
+       std::regex("total_gpu_memory \\(" + num + " ?GiB\\) x gpu_memory_utilization \\(" + num +
                   "\\) = " + num + " ?GiB"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.total_bytes, gib_bytes(m[1].str()));
          set_once(log.gpu_memory_utilization, utilization(m[2].str()));
          set_once(log.requested_bytes, gib_bytes(m[3].str()));
        }},
-      {std::regex("model weights take " + num + " ?GiB; non_torch_memory takes " + num +
+      {"model weights take ",
+       std::regex("model weights take " + num + " ?GiB; non_torch_memory takes " + num +
                   " ?GiB; PyTorch activation peak memory takes " + num +
                   " ?GiB; the rest of the memory reserved for KV Cache is " + num + " ?GiB"),
        [](const std::smatch& m, VllmStartupLog& log) {
@@ -169,7 +201,8 @@ std::vector<Rule> rules() {
        }},
       // V0 0.6.0-0.6.4: peak_torch_memory counts the weights; the activation peak is what
       // it adds to them (resolved once the weights line is known).
-      {std::regex("Memory profiling results: .*total_gpu_memory=" + num +
+      {"Memory profiling results: ",
+       std::regex("Memory profiling results: .*total_gpu_memory=" + num +
                   "GiB.*peak_torch_memory=" + num + "GiB.*non_torch_memory=" + num +
                   "GiB.*kv_cache_size=" + num + "GiB.*gpu_memory_utilization=" + num),
        [](const std::smatch& m, VllmStartupLog& log) {
@@ -179,48 +212,54 @@ std::vector<Rule> rules() {
          set_once(log.kv_reserved_bytes, gib_bytes(m[4].str()));
          set_once(log.gpu_memory_utilization, utilization(m[5].str()));
        }},
-      {std::regex("Available KV cache memory: " + num + " ?GiB"),
+      {"Available KV cache memory: ", std::regex("Available KV cache memory: " + num + " ?GiB"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.available_kv_bytes, gib_bytes(m[1].str()));
        }},
-      {std::regex("reserved " + num + " GiB memory for KV Cache as specified by"),
+      {"GiB memory for KV Cache as specified by",
+       std::regex("reserved " + num + " GiB memory for KV Cache as specified by"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.available_kv_bytes, gib_bytes(m[1].str()));
        }},
-      {std::regex("GPU KV cache size: ([0-9,]+) tokens"),
+      {"GPU KV cache size: ", std::regex("GPU KV cache size: ([0-9,]+) tokens"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.kv_cache_tokens, integer(m[1].str()));
        }},
-      {std::regex("Maximum concurrency for ([0-9,]+) tokens per request: " + num + "x"),
+      {"Maximum concurrency for ",
+       std::regex("Maximum concurrency for ([0-9,]+) tokens per request: " + num + "x"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.concurrency_len, count(m[1].str()));
          set_once(log.max_concurrency, non_negative(m[2].str()));
        }},
-      {std::regex("# (?:GPU|gpu|CUDA|cuda) blocks: ([0-9]+), # CPU blocks: ([0-9]+)"),
+      {" blocks: ", std::regex("# (?:GPU|gpu|CUDA|cuda) blocks: ([0-9]+), # CPU blocks: ([0-9]+)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.num_gpu_blocks, integer(m[1].str()));
          set_once(log.num_cpu_blocks, integer(m[2].str()));
        }},
-      {std::regex("num_gpu_blocks is: ([0-9]+)"),
+      {"num_gpu_blocks is: ", std::regex("num_gpu_blocks is: ([0-9]+)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.num_gpu_blocks, integer(m[1].str()));
        }},
-      {std::regex("Graph capturing finished in [0-9.]+ secs?, took " + num + " GiB"),
+      {"Graph capturing finished in ",
+       std::regex("Graph capturing finished in [0-9.]+ secs?, took " + num + " GiB"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.cuda_graph_captured_bytes, gib_bytes(m[1].str()));
        }},
-      {std::regex("Estimated CUDA graph memory: " + num + " GiB total"),
+      {"Estimated CUDA graph memory: ",
+       std::regex("Estimated CUDA graph memory: " + num + " GiB total"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[1].str()));
        }},
-      {std::regex("CUDA graph pool memory: " + num + " GiB \\(actual\\), " + num +
+      {"CUDA graph pool memory: ",
+       std::regex("CUDA graph pool memory: " + num + " GiB \\(actual\\), " + num +
                   " GiB \\(estimated\\)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.cuda_graph_captured_bytes, gib_bytes(m[1].str()));
          set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[2].str()));
        }},
       // V1's advice line after profiling (with its --kv-cache-memory suggestion).
-      {std::regex("Free memory on device \\(" + num + "/" + num +
+      {"Free memory on device (",
+       std::regex("Free memory on device \\(" + num + "/" + num +
                   " GiB\\) on startup\\. Desired GPU memory utilization is \\(" + num + ", " + num +
                   " GiB\\)\\. Actual usage is " + num +
                   " GiB for consumed memory \\(weights \\+ non-torch\\), " + num +
@@ -232,18 +271,19 @@ std::vector<Rule> rules() {
          set_once(log.activation_bytes, gib_bytes(m[6].str()));
          if (m[7].matched) set_once(log.cuda_graph_estimate_bytes, gib_bytes(m[7].str()));
        }},
-      {std::regex("Profiling CUDA graph memory: (.*)"),
+      {"Profiling CUDA graph memory: ", std::regex("Profiling CUDA graph memory: (.*)"),
        [](const std::smatch& m, VllmStartupLog& log) {
          const std::string modes = m[1].str();
          std::smatch g;
-         if (std::regex_search(modes, g, std::regex("PIECEWISE=([0-9]+)"))) {
+         if (std::regex_search(modes, g, kPiecewiseGraphs)) {
            set_once(log.cuda_graphs_piecewise, count(g[1].str()));
          }
-         if (std::regex_search(modes, g, std::regex("FULL=([0-9]+)"))) {
+         if (std::regex_search(modes, g, kFullGraphs)) {
            set_once(log.cuda_graphs_full, count(g[1].str()));
          }
        }},
-      {std::regex("current --gpu-memory-utilization=" + num + " is equivalent"),
+      {"current --gpu-memory-utilization=",
+       std::regex("current --gpu-memory-utilization=" + num + " is equivalent"),
        [](const std::smatch& m, VllmStartupLog& log) {
          set_once(log.gpu_memory_utilization, utilization(m[1].str()));
        }},
@@ -279,6 +319,7 @@ VllmStartupLog VllmStartupLog::parse(std::istream& in, const std::string& origin
   for (size_t number = 1; std::getline(in, line); ++number) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
     for (const Rule& rule : kRules) {
+      if (line.find(rule.anchor) == std::string::npos) continue;
       std::smatch m;
       if (!std::regex_search(line, m, rule.pattern)) continue;
       try {
