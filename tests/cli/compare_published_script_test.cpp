@@ -1,0 +1,68 @@
+// scripts/compare_published_h100.sh, run as docs/validation.md runs it, on rows written here:
+// a row whose `precision` says fp8 is simulated with fp8 weights, the others as published.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace servesim {
+namespace {
+
+std::string run_script(const std::string& csv) {
+  const std::string command = "cd " + std::string(SERVESIM_SOURCE_DIR) +
+                              " && SERVESIM_BIN=" + std::string(SERVESIM_BIN) +
+                              " bash scripts/compare_published_h100.sh --csv " + csv + " 2>&1";
+  std::string out;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return out;
+  std::array<char, 4096> buffer;
+  size_t n;
+  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
+  EXPECT_EQ(pclose(pipe), 0) << out;
+  return out;
+}
+
+// The table's cells of the row whose second cell is `weights`.
+std::vector<std::string> row_of(const std::string& table, const std::string& weights) {
+  std::istringstream lines(table);
+  for (std::string line; std::getline(lines, line);) {
+    std::vector<std::string> cells;
+    std::istringstream fields(line);
+    for (std::string cell; std::getline(fields, cell, '|');) {
+      const size_t first = cell.find_first_not_of(' ');
+      const size_t last = cell.find_last_not_of(' ');
+      if (first != std::string::npos) cells.push_back(cell.substr(first, last - first + 1));
+    }
+    if (cells.size() == 11 && cells[1] == weights) return cells;
+  }
+  ADD_FAILURE() << "no " << weights << " row in\n" << table;
+  return std::vector<std::string>(11, "0");
+}
+
+TEST(ComparePublishedScript, AnFp8RowIsSimulatedWithFp8Weights) {
+  const std::filesystem::path csv =
+      std::filesystem::temp_directory_path() /
+      ("servesim_compare_published_fp8_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(csv) << "engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,pp,"
+                        "ttft_ms,tpot_ms\n"
+                        "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,8,2,1,150,10\n"
+                        "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n";
+  const std::string out = run_script(csv.string());
+  std::filesystem::remove(csv);
+  EXPECT_NE(out.find("All 2 rows."), std::string::npos) << out;
+  // At 8 sequences a decode step streams the weights: fp8 halves them, so the same row's
+  // predicted TPOT (cell 9) falls by far more than run-to-run noise would move it.
+  const double fp8_tpot = std::stod(row_of(out, "fp8")[9]);
+  const double bf16_tpot = std::stod(row_of(out, "bf16")[9]);
+  EXPECT_GT(fp8_tpot, 0);
+  EXPECT_LT(fp8_tpot, 0.8 * bf16_tpot) << out;
+}
+
+}  // namespace
+}  // namespace servesim
