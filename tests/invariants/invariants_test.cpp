@@ -9,12 +9,14 @@
 // the same seed gives the same fingerprint — again, and at 1 and 2 sweep threads.
 //
 // SERVESIM_INVARIANT_RUNS=N runs N scenarios (default 200, CI); SERVESIM_INVARIANT_SEED=S runs
-// only scenario S, the one a failure names.
+// only scenario S, the one a failure names, and prints its scenario first (flushed, so a seed
+// that never ends can still be read).
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <optional>
@@ -473,6 +475,11 @@ TEST(Invariants, HoldOverRandomDeployments) {
   DisaggregationTally disaggregated;
   for (uint64_t i = 0; i < runs; ++i) {
     const uint64_t seed = only != UINT64_MAX ? only : i;
+    // Replaying one seed shows its scenario first, so one that never ends can be read too.
+    if (only != UINT64_MAX) {
+      std::printf("%s\n", testing::random_scenario(seed).scenario.dump(2).c_str());
+      std::fflush(stdout);
+    }
     std::optional<std::vector<std::string>> problems;
     try {
       problems = check_scenario(seed, catalog, agents, disaggregated);
