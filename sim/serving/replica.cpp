@@ -43,17 +43,7 @@ bool Replica::abort(uint64_t id) {
 std::optional<double> Replica::begin_step(double now_s) {
   kv_loads_.clear();
   if (busy_ || !scheduler_.has_unfinished()) return std::nullopt;
-  const SchedulerOutput* first = &scheduler_.schedule();
-  if (first->empty() && !first->preempted_ids.empty()) {
-    // The step preempted every running request, and a step that preempts leaves the waiting
-    // queue alone (vLLM V1 Scheduler.schedule). vLLM's engine core then simply schedules
-    // again; without that, a decode instance whose only running request gave its blocks up
-    // beside loaded prompts would wait for an event that never comes.
-    result_.clear();
-    scheduler_.update(*first, result_);
-    first = &scheduler_.schedule();
-  }
-  const SchedulerOutput& out = *first;
+  const SchedulerOutput& out = scheduler_.schedule();
   kv_loads_.assign(out.kv_loads.begin(), out.kv_loads.end());
   host_store_step_ = out.step;
   host_store_blocks_ = out.num_host_store_blocks;
