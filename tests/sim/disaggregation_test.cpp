@@ -243,6 +243,24 @@ TEST(Disaggregation, DecodeSideFullOfBlocksShowsAsDecodeQueue) {
   for (const ReplicaSummary& rep : r.result.replicas) EXPECT_EQ(rep.kv_blocks_used_at_end, 0);
 }
 
+// A decode instance running one sequence among loaded prompts that hold the rest of its
+// blocks: the running request runs out of blocks and preempts itself, and that step schedules
+// nothing (a step that preempts leaves the waiting queue alone). The replica must schedule
+// again as vLLM's engine core does; it used to wait for an event that never came, ending the
+// run with 1 of 20 requests done (found by the invariants' 5,000-scenario run, seed 3073).
+TEST(Disaggregation, ADecodeInstanceThatPreemptsItsOnlyRequestGoesOn) {
+  nlohmann::json j = scenario();
+  j["metrics"] = {{"sample_interval_s", 0}};  // a stall ends the run instead of sampling forever
+  const RunOutcome r = run(config_of(
+      j, {"engine.max_model_len=4096", "disaggregation.decode.engine.max_num_seqs=1",
+          "disaggregation.decode.engine.num_gpu_blocks_override=256",
+          R"(workload.arrival={"type": "closed", "clients": 11})", "workload.prompt_tokens=512",
+          "workload.output_tokens=3400", "workload.num_requests=20"}));
+  EXPECT_EQ(r.result.summary.completed, 20u);
+  EXPECT_GT(r.result.replicas.at(1).preemptions, 0u);
+  for (const ReplicaSummary& rep : r.result.replicas) EXPECT_EQ(rep.kv_blocks_used_at_end, 0);
+}
+
 TEST(Disaggregation, ClientTimeoutsAbortOnBothSidesAndLeaveNoBlocks) {
   nlohmann::json j = scenario();
   j["service"] = nlohmann::json::parse(R"({"client": {"timeout_s": 1.0}})");
