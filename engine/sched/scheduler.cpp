@@ -151,17 +151,7 @@ const SchedulerOutput& Scheduler::schedule() {
     case SchedulingPolicy::kContinuous:
     case SchedulingPolicy::kStatic:
       schedule_running(RunFilter::kAll, budget, preempted);
-      if (!preempted) {
-        schedule_waiting(budget);
-      } else if (running_.empty()) {
-        // Every running request preempted itself: the blocks are held by waiting requests
-        // whose KV was loaded (a disaggregated decode instance). vLLM V1 leaves the waiting
-        // queue to the next schedule(), which its engine core calls at once; here it is run
-        // now, after dropping those loads, or the preempted request would take back only the
-        // blocks it gave up and run out again, for ever.
-        release_waiting_blocks();
-        schedule_waiting(budget);
-      }
+      if (!preempted) schedule_waiting(budget);
       break;
     case SchedulingPolicy::kPrefillFirst:
       if (has_prefill_work()) {

@@ -65,6 +65,12 @@ class Scheduler {
   // Frees the blocks a finished kSendAfterFinish request kept for its decode instance. False
   // when the id holds none.
   bool release_kv(uint64_t request_id);
+  // A waiting request that cannot get blocks while nothing runs would wait for ever if the
+  // blocks it needs are held by requests that finished a KV load and wait in the queue (it
+  // may be one of them): those give their blocks up, to be loaded or computed again. Only
+  // while nothing runs and no step is pending; true when any did. Called by schedule() and by
+  // a driver whose step preempted every running request (sim/serving/replica.cpp).
+  bool release_waiting_blocks();
 
   // KV offload (SchedulerConfig::num_host_kv_blocks > 0). A request admitted with blocks after
   // its GPU prefix hit in the host tier loads them (a from_host entry of kv_loads, then
@@ -136,10 +142,6 @@ class Scheduler {
   // Abort with the step in flight: frees the host blocks this step was going to fill.
   void cancel_uncomputed_stores(Sequence& seq);
   bool resume_with_blocks(int32_t s, int& budget);
-  // A waiting request that cannot get blocks while nothing runs would wait for ever if the
-  // blocks it needs are held by requests that finished a KV load and wait in the queue (it
-  // may be one of them): those give their blocks up. True when any did.
-  bool release_waiting_blocks();
   bool waits_with_blocks(int32_t s, uint32_t generation) const;
   void form_static_batch();
   int32_t pick_victim() const;  // index into running_

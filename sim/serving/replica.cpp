@@ -43,7 +43,19 @@ bool Replica::abort(uint64_t id) {
 std::optional<double> Replica::begin_step(double now_s) {
   kv_loads_.clear();
   if (busy_ || !scheduler_.has_unfinished()) return std::nullopt;
-  const SchedulerOutput& out = scheduler_.schedule();
+  const SchedulerOutput* first = &scheduler_.schedule();
+  if (first->empty() && !first->preempted_ids.empty()) {
+    // The step preempted every running request, and a step that preempts admits nothing (vLLM
+    // V1 Scheduler.schedule); vLLM's engine core then schedules again at once. Before that,
+    // loaded prompts waiting with blocks give them up: else the preempted request takes back
+    // only the blocks it gave up and runs out again, for ever (a decode instance with one
+    // sequence and a small KV cache; invariants seeds 3073 and 4179).
+    result_.clear();
+    scheduler_.update(*first, result_);
+    scheduler_.release_waiting_blocks();
+    first = &scheduler_.schedule();
+  }
+  const SchedulerOutput& out = *first;
   kv_loads_.assign(out.kv_loads.begin(), out.kv_loads.end());
   host_store_step_ = out.step;
   host_store_blocks_ = out.num_host_store_blocks;
