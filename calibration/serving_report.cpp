@@ -1,8 +1,9 @@
 #include "calibration/serving_report.h"
 
-#include <algorithm>
 #include <cmath>
 #include <cstdio>
+
+#include "sim/metrics/percentile.h"
 
 namespace servesim {
 namespace {
@@ -108,11 +109,7 @@ double mean_abs_error(const ServingReport& report, const ServingMetricSpec& metr
 
 double median_abs_error(const ServingReport& report, const ServingMetricSpec& metric, bool held_out,
                         bool after) {
-  std::vector<double> e = abs_errors(report, metric, held_out, after);
-  if (e.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(e.begin(), e.end());
-  const size_t mid = e.size() / 2;
-  return e.size() % 2 == 1 ? e[mid] : 0.5 * (e[mid - 1] + e[mid]);
+  return percentile(abs_errors(report, metric, held_out, after), 50);
 }
 
 nlohmann::json serving_report_json(const ServingReport& report) {

@@ -11,6 +11,10 @@
 namespace servesim::testing {
 
 CliResult run_servesim(const std::string& args, int timeout_s) {
+  return run_command(std::string(SERVESIM_BIN) + " " + args, timeout_s);
+}
+
+CliResult run_command(const std::string& line, int timeout_s) {
   static int counter = 0;
   const std::string err_path =
       (std::filesystem::temp_directory_path() /
@@ -18,7 +22,7 @@ CliResult run_servesim(const std::string& args, int timeout_s) {
           .string();
   const std::string bound =
       timeout_s > 0 ? "timeout -k 5 " + std::to_string(timeout_s) + " " : std::string();
-  const std::string command = bound + std::string(SERVESIM_BIN) + " " + args + " 2>" + err_path;
+  const std::string command = bound + line + " 2>" + err_path;
   CliResult result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;

@@ -17,4 +17,8 @@ struct CliResult {
 // for commands that must end on their own, such as a server refusing its flags.
 CliResult run_servesim(const std::string& args, int timeout_s = 0);
 
+// Runs one command with its arguments (a project script, say; `env K=V ...` for variables),
+// quoted by the caller, as run_servesim runs the binary.
+CliResult run_command(const std::string& command, int timeout_s = 0);
+
 }  // namespace servesim::testing

@@ -3,29 +3,23 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_runner.h"
+
 namespace servesim {
 namespace {
 
 std::string run_script(const std::string& csv) {
-  const std::string command = "cd " + std::string(SERVESIM_SOURCE_DIR) +
-                              " && SERVESIM_BIN=" + std::string(SERVESIM_BIN) +
-                              " bash scripts/compare_published_h100.sh --csv " + csv + " 2>&1";
-  std::string out;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return out;
-  std::array<char, 4096> buffer;
-  size_t n;
-  while ((n = fread(buffer.data(), 1, buffer.size(), pipe)) > 0) out.append(buffer.data(), n);
-  EXPECT_EQ(pclose(pipe), 0) << out;
-  return out;
+  const testing::CliResult r = testing::run_command(
+      "env SERVESIM_BIN=" + std::string(SERVESIM_BIN) + " bash " +
+      std::string(SERVESIM_SOURCE_DIR) + "/scripts/compare_published_h100.sh --csv " + csv);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  return r.out;
 }
 
 // The table's cells of the row whose second cell is `weights`.
