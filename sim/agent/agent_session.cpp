@@ -239,6 +239,7 @@ int AgentSession::add_span(SpanKind kind, const std::string& step, double start_
 void AgentSession::issue(int frame, int new_tokens, int output_tokens, double now_s) {
   const AgentContext& context = contexts_[static_cast<size_t>(frames_[frame].context)];
   RequestSpec spec;
+  spec.arrival_s = now_s;
   spec.prefix_group = workflow_group_;
   spec.shared_prefix_tokens = workflow_.system_prompt_tokens;
   spec.context = context.segments();

@@ -55,8 +55,9 @@ class SessionHost {
   };
 
   virtual ~SessionHost() = default;
-  // Sends an LLM call now; the host fills id and arrival_s and reports its end with
-  // session.on_call_done(frame, ...).
+  // Sends an LLM call at spec.arrival_s, the session's own now (which a call's failure seen
+  // after the client's turnaround can put ahead of other sessions'); the host fills id and
+  // reports its end with session.on_call_done(frame, ...).
   virtual void issue_call(SessionRun& session, int frame, RequestSpec spec) = 0;
   // Calls session.on_timer(frame, at_s) at simulated time at_s.
   virtual void start_timer(SessionRun& session, int frame, double at_s) = 0;

@@ -1,6 +1,7 @@
 #include "sim/agent/agent_source.h"
 
 #include <algorithm>
+#include <iterator>
 #include <stdexcept>
 
 namespace servesim {
@@ -92,13 +93,12 @@ std::optional<double> AgentSource::next_arrival_s() {
   auto earlier = [&next](double t) {
     if (!next || t < *next) next = t;
   };
-  if (!ready_.empty()) earlier(ready_.front().arrival_s);
+  if (!ready_.empty()) earlier(ready_.front().spec.arrival_s);
   if (!timers_.empty()) earlier(timers_.front().at_s);
   return next;
 }
 
 void AgentSource::advance_to(double now_s) {
-  now_s_ = std::max(now_s_, now_s);
   while (true) {
     draw_open_start();
     const bool timer_due = !timers_.empty() && timers_.front().at_s <= now_s;
@@ -158,14 +158,19 @@ void AgentSource::start_session(uint32_t user, double now_s) {
 }
 
 void AgentSource::issue_call(SessionRun& session, int frame, RequestSpec spec) {
-  spec.arrival_s = now_s_;
-  spec.step_index = workload_.step_at(now_s_);
+  spec.step_index = workload_.step_at(spec.arrival_s);
   if (const auto t = session_tenants_.find(session.record().id); t != session_tenants_.end()) {
     spec.tenant = static_cast<uint32_t>(t->second);
     spec.tenant_chosen = true;
   }
-  ready_.push_back(std::move(spec));
-  ready_calls_.push_back({session.record().id, frame});
+  // Sessions keep their own time: one whose call failed learns of it after the client's
+  // turnaround, ahead of the simulator's now, and goes on from there, while the others go on
+  // from now. Each call is sent at its session's time (stamping every call with the latest time
+  // any session reached took that gap off another session's critical path; invariants seed
+  // 13377), so the queue is kept in time order, equal times in issue order.
+  auto at = ready_.end();
+  while (at != ready_.begin() && std::prev(at)->spec.arrival_s > spec.arrival_s) --at;
+  ready_.insert(at, {std::move(spec), {session.record().id, frame}});
 }
 
 void AgentSource::start_timer(SessionRun& session, int frame, double at_s) {
@@ -176,11 +181,10 @@ RequestSpec AgentSource::pop() {
   if (ready_.empty()) {
     throw std::logic_error("AgentSource::pop: no call is due (advance_to first)");
   }
-  RequestSpec spec = std::move(ready_.front());
-  ready_.pop_front();
+  RequestSpec spec = std::move(ready_.front().spec);
   spec.id = next_request_++;
-  in_flight_.emplace(spec.id, ready_calls_.front());
-  ready_calls_.pop_front();
+  in_flight_.emplace(spec.id, ready_.front().call);
+  ready_.pop_front();
   return spec;
 }
 
@@ -197,7 +201,6 @@ void AgentSource::on_request_done(const RequestSpec& request, double now_s) {
 
 void AgentSource::on_request_left(const RequestSpec& request, const RequestRecord& record,
                                   double now_s) {
-  now_s_ = std::max(now_s_, now_s);
   const auto call = in_flight_.find(request.id);
   if (call == in_flight_.end()) return;
   const Call c = call->second;

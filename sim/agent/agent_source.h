@@ -102,8 +102,11 @@ class AgentSource final : public RequestSource, public SessionHost {
   bool open_exhausted_ = false;
   std::vector<Timer> timers_;  // a min-heap by (at_s, seq)
   uint64_t next_seq_ = 0;
-  std::deque<RequestSpec> ready_;  // issued calls not yet popped, in issue (= time) order
-  std::deque<Call> ready_calls_;   // their sessions and frames
+  struct ReadyCall {
+    RequestSpec spec;
+    Call call;  // its session and frame
+  };
+  std::deque<ReadyCall> ready_;  // issued calls not yet popped, by arrival_s then issue order
   std::unordered_map<uint64_t, Call> in_flight_;  // popped request id -> its step
   std::unordered_map<uint64_t, std::unique_ptr<SessionRun>> sessions_;
   std::unordered_set<uint64_t> reported_;  // sessions in flight whose end was reported
@@ -121,7 +124,6 @@ class AgentSource final : public RequestSource, public SessionHost {
   uint64_t next_request_ = 0;
   uint64_t next_session_ = 0;
   uint64_t next_stream_ = 1;
-  double now_s_ = 0;  // the latest time the simulator told us
   SessionMetrics metrics_;
 };
 

@@ -44,7 +44,7 @@ void TraceSession::begin(int call, double now_s) {
   }
   if (spans_) add_spans(call, now_s, start_path_[static_cast<size_t>(call)].last_span);
   if (c.kind == TraceCallKind::kLlm) {
-    issue(call);
+    issue(call, now_s);
     return;
   }
   if (c.kind == TraceCallKind::kTool) {
@@ -99,9 +99,10 @@ void TraceSession::add_spans(int call, double now_s, int after) {
   record_.spans[static_cast<size_t>(tool)].ok = c.ok;
 }
 
-void TraceSession::issue(int call) {
+void TraceSession::issue(int call, double now_s) {
   const TraceCall& c = trace_.calls[static_cast<size_t>(call)];
   RequestSpec spec;
+  spec.arrival_s = now_s;
   spec.session = host_.new_stream();
   spec.agent_session = record_.id + 1;
   const auto block = static_cast<uint64_t>(kTraceBlockTokens);

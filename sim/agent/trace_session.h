@@ -35,7 +35,7 @@ class TraceSession final : public SessionRun {
 
  private:
   void begin(int call, double now_s);
-  void issue(int call);
+  void issue(int call, double now_s);
   // Spans: the call's spans from now_s, after the span `after` ends; call_span_ is the last.
   void add_spans(int call, double now_s, int after);
   int add_span(SpanKind kind, int call, double start_s, double end_s, int after);

@@ -100,5 +100,27 @@ TEST(AgentDegradation, ASkippedCallAddsNothingToTheContext) {
   EXPECT_GT(skipped_plan, 5);
 }
 
+// Without a network a refusal takes no simulated time, so its client learns of it a turnaround
+// later (a millisecond), ahead of the simulator's clock, and its session goes on from there.
+// Other sessions go on from their own times: a call another session sends inside that
+// millisecond is sent when that session sends it. It used to be stamped with the refused
+// session's later time, and the gap fell off its session's critical path (invariants seed
+// 13377: path 10.08 ms, E2E 10.32 ms).
+TEST(AgentDegradation, ARefusalSeenLaterDelaysNoOtherSessionsCall) {
+  nlohmann::json j = scenario(true);
+  j["service"] =
+      nlohmann::json::parse(R"({"tenants": [{"name": "agents", "share": 1, "max_in_flight": 1}]})");
+  j["workload"]["arrival"]["rate_qps"] = 400;
+  j["workload"]["agent"]["workflows"][0]["steps"][1]["latency_s"] = 0.0003;
+  const std::vector<SessionRecord> all = run(j);
+  ASSERT_EQ(all.size(), 200u);
+  int skipped = 0;
+  for (const SessionRecord& r : all) {
+    skipped += r.skipped_steps;
+    EXPECT_NEAR(r.path.total_s(), r.e2e_s(), 1e-9 * std::max(1.0, r.e2e_s())) << r.id;
+  }
+  EXPECT_GT(skipped, 40);
+}
+
 }  // namespace
 }  // namespace servesim
