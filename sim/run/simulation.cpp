@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "models/config_error.h"
 #include "models/cost_model_factory.h"
@@ -124,6 +125,7 @@ class Simulation::Driver final : public EventHandler,
     const double interval = sim_.config_.sample_interval_s;
     if (interval > 0) loop_.schedule(0.0, EventKind::kSample);
     const StopReason reason = loop_.run(*this, observer_);
+    if (reason == StopReason::kDrained) check_not_stalled();
 
     SimulationResult result;
     result.summary = report_.summary();
@@ -579,7 +581,30 @@ class Simulation::Driver final : public EventHandler,
                                             replica->busy() ? replica->last_step_tokens() : 0));
       active = active || replica->has_unfinished();
     }
-    if (active) loop_.schedule_in(sim_.config_.sample_interval_s, EventKind::kSample);
+    // With nothing else queued no event can ever finish what is active: sampling on would keep
+    // the run alive for ever, so the loop drains instead and run() reports the stall.
+    if (active && !loop_.empty()) {
+      loop_.schedule_in(sim_.config_.sample_interval_s, EventKind::kSample);
+    }
+  }
+
+  void check_not_stalled() const {
+    std::ostringstream where;
+    for (const auto& replica : replicas_) {
+      if (!replica->has_unfinished()) continue;
+      const SchedulerStats s = replica->scheduler().stats();
+      where << "; replica " << replica->index() << ": " << s.num_running << " running, "
+            << s.num_waiting << " waiting (" << s.num_loading_kv << " loading KV), "
+            << s.kv_blocks_used << " of " << s.kv_blocks_total << " KV blocks in use";
+    }
+    if (where.tellp() == 0 && source_->finished()) return;
+    std::ostringstream message;
+    message << "the simulation stalled at " << loop_.now_s() << " s simulated with " << done_;
+    if (const uint64_t total = source_->expected_total(); total > 0) message << " of " << total;
+    message << " requests finished and nothing left to run" << where.str()
+            << ". This is a servesim defect: please report it with the scenario (seed "
+            << sim_.config_.seed << ")";
+    throw SimulationStalled(message.str());
   }
 
   const Simulation& sim_;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -113,6 +114,15 @@ void check_run_settings(const SimulationConfig& config);
 // (another workload, a session trace).
 void check_deployments(const SimulationConfig& config);
 
+// run() found nothing left to execute while requests were still in the system, so nothing
+// would ever finish them (a decode instance that preempted its only request once stopped
+// scheduling for good). That is a defect of the model, never a result: the run ends with this
+// error, naming where the requests sit, instead of a summary that silently leaves them out.
+class SimulationStalled : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 class Simulation {
  public:
   // Throws ConfigError when the deployment does not fit or a setting is invalid.
@@ -140,6 +150,7 @@ class Simulation {
   // deployment's decode instances', or with `prefill` its prefill instances'.
   double host_kv_bandwidth_Bps(bool prefill = false) const;
 
+  // Throws SimulationStalled (above).
   SimulationResult run(Observer& observer);
 
  private:

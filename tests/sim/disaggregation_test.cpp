@@ -249,13 +249,14 @@ TEST(Disaggregation, DecodeSideFullOfBlocksShowsAsDecodeQueue) {
 // again as vLLM's engine core does; it used to wait for an event that never came, ending the
 // run with 1 of 20 requests done (found by the invariants' 5,000-scenario run, seed 3073).
 TEST(Disaggregation, ADecodeInstanceThatPreemptsItsOnlyRequestGoesOn) {
-  nlohmann::json j = scenario();
-  j["metrics"] = {{"sample_interval_s", 0}};  // a stall ends the run instead of sampling forever
+  // Before the fix, the decode instance stopped scheduling after the step that preempted its
+  // request: the run sampled for ever (now it ends with SimulationStalled, 1 of 20 finished).
   const RunOutcome r = run(config_of(
-      j, {"engine.max_model_len=4096", "disaggregation.decode.engine.max_num_seqs=1",
-          "disaggregation.decode.engine.num_gpu_blocks_override=256",
-          R"(workload.arrival={"type": "closed", "clients": 11})", "workload.prompt_tokens=512",
-          "workload.output_tokens=3400", "workload.num_requests=20"}));
+      scenario(),
+      {"engine.max_model_len=4096", "disaggregation.decode.engine.max_num_seqs=1",
+       "disaggregation.decode.engine.num_gpu_blocks_override=256",
+       R"(workload.arrival={"type": "closed", "clients": 11})", "workload.prompt_tokens=512",
+       "workload.output_tokens=3400", "workload.num_requests=20"}));
   EXPECT_EQ(r.result.summary.completed, 20u);
   EXPECT_GT(r.result.replicas.at(1).preemptions, 0u);
   for (const ReplicaSummary& rep : r.result.replicas) EXPECT_EQ(rep.kv_blocks_used_at_end, 0);
