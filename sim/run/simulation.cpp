@@ -28,6 +28,8 @@ constexpr double kNoEvent = std::numeric_limits<double>::infinity();
 // exchange: a request and its error response over loopback through an asyncio client cost
 // about a millisecond.
 constexpr double kMinClientTurnaround_s = 1e-3;
+// Engine steps without progress, beyond the longest prompt's, that make a run a stall.
+constexpr uint64_t kLivelockSteps = 1'000'000;
 // KV offload: seconds a host-tier transfer costs beside its bytes: submitting the DMA copy
 // and the worker's seeing it complete. An estimate, the same as the "pcie" KV-transfer
 // preset's (docs/kv-offload.md); no measurement at hand.
@@ -107,6 +109,15 @@ class Simulation::Driver final : public EventHandler,
         host_links_.emplace_back(kv.host_bandwidth_Bps, kHostKvLatency_s);
     }
     loads_.resize(replicas_.size());
+    // Every step moves a prefill on by a token or samples one, so no request producing a token
+    // or leaving in more steps than the longest prompt's recompute could take, and a million
+    // more, is a run going round in circles (a preempted request that took back only the blocks
+    // it gave up and ran out again, for ever, once was).
+    int64_t longest = 0;
+    for (const auto& replica : replicas_) {
+      longest = std::max<int64_t>(longest, replica->scheduler().config().max_model_len);
+    }
+    livelock_steps_ = kLivelockSteps + 2 * static_cast<uint64_t>(longest);
     gather_timer_s_.assign(replicas_.size(), kNoEvent);
     if (c.service.enabled) {
       const uint32_t clients = TenantAssigner::partitioned_clients(c.workload);
@@ -212,6 +223,7 @@ class Simulation::Driver final : public EventHandler,
   Progress progress() const override { return {done_, source_->expected_total()}; }
 
   void on_token(const RequestSpec& request, std::optional<double> gap_s) override {
+    steps_without_progress_ = 0;
     if (service_) {
       service_->on_engine_token(request.id);
     } else if (gap_s) {
@@ -220,6 +232,7 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
+    steps_without_progress_ = 0;
     // A decode instance that refused the request never loaded its KV: the prefill instance
     // still holds the blocks.
     const int p = flow_.prefill_replica(record.id);
@@ -388,6 +401,7 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void on_prefilled(const RequestSpec& request, const RequestRecord& record) {
+    steps_without_progress_ = 0;
     const double now = loop_.now_s();
     if (record.status == RequestOutcome::kOk && !flow_.prefilled(record, now)) {
       // No longer wanted (aborted as it finished): nothing reads its blocks.
@@ -420,6 +434,10 @@ class Simulation::Driver final : public EventHandler,
   void end_step(uint32_t r) {
     Replica& replica = *replicas_[r];
     replica.end_step(loop_.now_s(), listener_for(r));
+    if (++steps_without_progress_ > livelock_steps_) {
+      throw_stalled("no request produced a token or left in its last " +
+                    std::to_string(livelock_steps_) + " engine steps");
+    }
     if (replica.host_store_blocks() > 0) {
       // Copied to the host once the step that computed them has run (vLLM 0.11-0.14 submits a
       // step's stores after its forward pass).
@@ -589,20 +607,25 @@ class Simulation::Driver final : public EventHandler,
   }
 
   void check_not_stalled() const {
-    std::ostringstream where;
+    bool unfinished = !source_->finished();
+    for (const auto& replica : replicas_) unfinished = unfinished || replica->has_unfinished();
+    if (unfinished) throw_stalled("nothing was left to run");
+  }
+
+  [[noreturn]] void throw_stalled(const std::string& what) const {
+    std::ostringstream message;
+    message << "the simulation stalled at " << loop_.now_s() << " s simulated: " << what
+            << ", with " << done_;
+    if (const uint64_t total = source_->expected_total(); total > 0) message << " of " << total;
+    message << " requests finished";
     for (const auto& replica : replicas_) {
       if (!replica->has_unfinished()) continue;
       const SchedulerStats s = replica->scheduler().stats();
-      where << "; replica " << replica->index() << ": " << s.num_running << " running, "
-            << s.num_waiting << " waiting (" << s.num_loading_kv << " loading KV), "
-            << s.kv_blocks_used << " of " << s.kv_blocks_total << " KV blocks in use";
+      message << "; replica " << replica->index() << ": " << s.num_running << " running, "
+              << s.num_waiting << " waiting (" << s.num_loading_kv << " loading KV), "
+              << s.kv_blocks_used << " of " << s.kv_blocks_total << " KV blocks in use";
     }
-    if (where.tellp() == 0 && source_->finished()) return;
-    std::ostringstream message;
-    message << "the simulation stalled at " << loop_.now_s() << " s simulated with " << done_;
-    if (const uint64_t total = source_->expected_total(); total > 0) message << " of " << total;
-    message << " requests finished and nothing left to run" << where.str()
-            << ". This is a servesim defect: please report it with the scenario (seed "
+    message << ". This is a servesim defect: please report it with the scenario (seed "
             << sim_.config_.seed << ")";
     throw SimulationStalled(message.str());
   }
@@ -636,6 +659,8 @@ class Simulation::Driver final : public EventHandler,
   std::unique_ptr<ServicePath> service_;  // null for "service": "none"
   double pending_arrival_s_ = kNoEvent;
   uint64_t done_ = 0;
+  uint64_t steps_without_progress_ = 0;  // engine steps since a request last made progress
+  uint64_t livelock_steps_ = 0;          // more of them is a stall (see the constructor)
 };
 
 SchedulerConfig scheduler_config_for(const SimulationConfig& config, const MemoryPlan& plan) {

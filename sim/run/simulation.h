@@ -116,8 +116,10 @@ void check_deployments(const SimulationConfig& config);
 
 // run() found nothing left to execute while requests were still in the system, so nothing
 // would ever finish them (a decode instance that preempted its only request once stopped
-// scheduling for good). That is a defect of the model, never a result: the run ends with this
-// error, naming where the requests sit, instead of a summary that silently leaves them out.
+// scheduling for good), or engine steps going on without any request producing a token or
+// leaving for far longer than any prompt could take (a livelock). That is a defect of the
+// model, never a result: the run ends with this error, naming where the requests sit, instead
+// of a summary that silently leaves them out or a run that never ends.
 class SimulationStalled : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
