@@ -8,9 +8,10 @@
 // sessions' calls are the run's requests and the deployments' figures add up to the run's; and
 // the same seed gives the same fingerprint — again, and at 1 and 2 sweep threads.
 //
-// SERVESIM_INVARIANT_RUNS=N runs N scenarios (default 200, CI); SERVESIM_INVARIANT_SEED=S runs
-// only scenario S, the one a failure names, and prints its scenario first (flushed, so a seed
-// that never ends can still be read).
+// SERVESIM_INVARIANT_RUNS=N runs N scenarios (default 200, CI), from scenario
+// SERVESIM_INVARIANT_FIRST (default 0, so a long run can go on where an earlier one stopped);
+// SERVESIM_INVARIANT_SEED=S runs only scenario S, the one a failure names, and prints its
+// scenario first (flushed, so a seed that never ends can still be read).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -469,12 +470,13 @@ TEST(Invariants, HoldOverRandomDeployments) {
   const Catalog catalog;
   const uint64_t only = env_or("SERVESIM_INVARIANT_SEED", UINT64_MAX);
   const uint64_t runs = only != UINT64_MAX ? 1 : env_or("SERVESIM_INVARIANT_RUNS", 200);
+  const uint64_t first = only != UINT64_MAX ? only : env_or("SERVESIM_INVARIANT_FIRST", 0);
   const auto start = std::chrono::steady_clock::now();
   uint64_t ran = 0, refused = 0;
   AgentTally agents;
   DisaggregationTally disaggregated;
   for (uint64_t i = 0; i < runs; ++i) {
-    const uint64_t seed = only != UINT64_MAX ? only : i;
+    const uint64_t seed = first + i;
     // Replaying one seed shows its scenario first, so one that never ends can be read too.
     if (only != UINT64_MAX) {
       std::printf("%s\n", testing::random_scenario(seed).scenario.dump(2).c_str());
