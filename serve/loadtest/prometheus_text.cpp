@@ -1,5 +1,6 @@
 #include "serve/loadtest/prometheus_text.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "sim/core/csv_line.h"
@@ -22,9 +23,19 @@ bool parse_value(std::string_view text, double& value) {
   return true;
 }
 
+// The exposition format's metric names: [a-zA-Z_:][a-zA-Z0-9_:]*.
+bool metric_name(std::string_view name) {
+  auto letter = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':';
+  };
+  if (name.empty() || !letter(name.front())) return false;
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+}
+
 bool parse_line(std::string_view line, PromSample& sample) {
   const size_t name_end = line.find_first_of("{ \t");
-  if (name_end == 0 || name_end == std::string_view::npos) return false;
+  if (name_end == std::string_view::npos || !metric_name(line.substr(0, name_end))) return false;
   sample.name = std::string(line.substr(0, name_end));
   std::string_view rest = line.substr(name_end);
   sample.labels.clear();

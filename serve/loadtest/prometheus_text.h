@@ -2,8 +2,9 @@
 // answers on vLLM, SGLang, TGI and servesim's engine server), enough for a load test to
 // record the server's own gauges and counters next to the client's measurements. Reads the
 // simple line form `name{labels} value [timestamp]`; comments (# HELP / # TYPE) and
-// histogram buckets (`_bucket`) are skipped, and so is a line that does not parse (counted in
-// `skipped`), so a server's odd line never stops a load test. Stateless; thread-safe.
+// histogram buckets (`_bucket`) are skipped, and so is a line that does not parse — a name
+// that is not a metric name ([a-zA-Z_:][a-zA-Z0-9_:]*), a value that is not a number —
+// counted in `skipped`, so a server's odd line never stops a load test. Stateless; thread-safe.
 #pragma once
 
 #include <cstddef>

@@ -6,7 +6,9 @@
 //   kv usage     vllm:kv_cache_usage_perc (vLLM V1), vllm:gpu_cache_usage_perc (V0),
 //                sglang:token_usage — fractions in 0..1 despite the "perc"
 //   preemptions  vllm:num_preemptions_total, vllm:num_preemptions (counters)
-// Samples with several label sets (engines, models) are summed. Stateless; thread-safe.
+// Samples with several label sets (engines, models) are summed. A gauge whose samples sum to
+// NaN, an infinity or a negative number counts as not exposed (the sample records no load
+// rather than nonsense), and to_time_sample caps counts at INT_MAX. Stateless; thread-safe.
 #pragma once
 
 #include <vector>

@@ -1,5 +1,7 @@
 #include "serve/loadtest/stream_chunk.h"
 
+#include <cstdint>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "models/config_error.h"
@@ -17,15 +19,20 @@ bool choice_has_token(const nlohmann::json& choice, ApiKind api) {
   return !content->get_ref<const std::string&>().empty() || !delta->contains("role");
 }
 
+// A count a broken server cannot turn into nonsense: an integer from 0 to INT_MAX, else none
+// (the load test then counts the streamed chunks instead of trusting the usage block).
+std::optional<int> token_count(const nlohmann::json& usage, const char* key) {
+  const auto v = usage.find(key);
+  if (v == usage.end()) return std::nullopt;
+  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int>::max());
+  if (v->is_number_unsigned() && v->get<uint64_t>() <= kMax) return static_cast<int>(*v);
+  return std::nullopt;
+}
+
 void read_usage(const nlohmann::json& usage, StreamChunk& chunk) {
   if (!usage.is_object()) return;
-  const auto prompt = usage.find("prompt_tokens");
-  if (prompt != usage.end() && prompt->is_number_integer())
-    chunk.prompt_tokens = prompt->get<int>();
-  const auto completion = usage.find("completion_tokens");
-  if (completion != usage.end() && completion->is_number_integer()) {
-    chunk.completion_tokens = completion->get<int>();
-  }
+  chunk.prompt_tokens = token_count(usage, "prompt_tokens");
+  chunk.completion_tokens = token_count(usage, "completion_tokens");
 }
 
 }  // namespace

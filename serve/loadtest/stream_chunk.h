@@ -19,10 +19,11 @@ ApiKind parse_api_kind(const std::string& path);
 const char* api_path(ApiKind api);
 
 struct StreamChunk {
-  bool done = false;                     // the "[DONE]" sentinel
-  bool has_token = false;                // carries generated output
-  std::optional<int> prompt_tokens;      // tokens, from usage
-  std::optional<int> completion_tokens;  // tokens, from usage
+  bool done = false;       // the "[DONE]" sentinel
+  bool has_token = false;  // carries generated output
+  // Tokens, from usage: unset unless the server sent an integer in [0, INT_MAX].
+  std::optional<int> prompt_tokens;
+  std::optional<int> completion_tokens;
   std::string error;          // non-empty: not JSON, not an object, or the server's {"error": ...}
   bool server_error = false;  // error came from the server's error object (not malformed)
 };

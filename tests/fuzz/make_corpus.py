@@ -447,6 +447,100 @@ def startup_logs():
         text_dict(target, "phrases of the vLLM start-up log lines read", LOG_PHRASES)
 
 
+def sse(events, eol="\n"):
+    return "".join("data: %s%s%s" % (e, eol, eol) for e in events)
+
+
+def loadtest_streams():
+    # First byte: bit 0 the endpoint (0 completions, 1 chat), bits 1-7 the read size - 1.
+    def completion(text, usage=None):
+        d = {"id": "cmpl-1", "object": "text_completion", "created": 1, "model": "m",
+             "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": None}]}
+        if usage is not None:
+            d["choices"] = []
+            d["usage"] = usage
+        return json.dumps(d)
+
+    def chat(delta, usage=None):
+        d = {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+        if usage is not None:
+            d["choices"] = []
+            d["usage"] = usage
+        return json.dumps(d)
+
+    usage = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}
+    streams = {
+        "completions.sse": (0, sse([completion(" a"), completion(" b"), completion(" c"),
+                                    completion("", usage), "[DONE]"])),
+        "completions-crlf.sse": (6, sse([completion(" a"), completion(" b"), "[DONE]"], "\r\n")),
+        "chat.sse": (1, sse([chat({"role": "assistant", "content": ""}), chat({"content": "Hi"}),
+                             chat({"content": "!"}), chat({}, usage), "[DONE]"])),
+        "chat-cr.sse": (255, sse([chat({"content": "x"}), "[DONE]"], "\r")),
+        "comments-and-fields.sse": (2, ": keep-alive\n\nevent: message\nid: 7\nretry: 10\n"
+                                       "data: " + completion(" z") + "\n\ndata: [DONE]\n\n"),
+        "multiline-data.sse": (0, "data: {\"choices\":\ndata: [{\"text\": \"a\"}]}\n\n"),
+        "server-error.sse": (1, sse([json.dumps({"error": {"message": "boom", "type": "x",
+                                                           "code": 500}})])),
+        "error-string.sse": (0, sse([json.dumps({"error": "overloaded"})])),
+        "not-json.sse": (0, sse(["<html>502</html>"])),
+        "cut-mid-event.sse": (8, "data: " + completion(" a") + "\n\ndata: {\"choi"),
+        "negative-usage.sse": (0, sse([completion("", {"prompt_tokens": -1,
+                                                       "completion_tokens": -5})])),
+        "huge-usage.sse": (1, sse([chat({}, {"prompt_tokens": 4294967297,
+                                             "completion_tokens": 9223372036854775807})])),
+    }
+    for name, (head, body) in streams.items():
+        write("fuzz_loadtest_stream", name, bytes([head]) + body.encode())
+    text_dict("fuzz_loadtest_stream", "server-sent-event fields and chunk keys",
+              ["data:", "data: ", "event:", "id:", "retry:", ":", "\n", "\r\n", "\r", "[DONE]",
+               '"choices"', '"text"', '"delta"', '"content"', '"role"', '"usage"',
+               '"prompt_tokens"', '"completion_tokens"', '"error"', '"message"', "{", "}", "[",
+               "]", "null", "-1", "2147483648", "9223372036854775808", "1e308"])
+
+
+def prometheus_texts():
+    vllm = """# HELP vllm:num_requests_running Number of requests in model execution batches.
+# TYPE vllm:num_requests_running gauge
+vllm:num_requests_running{engine="0",model_name="m"} 7.0
+# TYPE vllm:num_requests_waiting gauge
+vllm:num_requests_waiting{engine="0",model_name="m"} 2.0
+# TYPE vllm:kv_cache_usage_perc gauge
+vllm:kv_cache_usage_perc{engine="0",model_name="m"} 0.4375
+# TYPE vllm:num_preemptions_total counter
+vllm:num_preemptions_total{engine="0",model_name="m"} 3.0
+# TYPE vllm:time_to_first_token_seconds histogram
+vllm:time_to_first_token_seconds_bucket{le="0.001",model_name="m"} 0.0
+vllm:time_to_first_token_seconds_bucket{le="+Inf",model_name="m"} 12.0
+vllm:time_to_first_token_seconds_count{model_name="m"} 12.0
+vllm:time_to_first_token_seconds_sum{model_name="m"} 1.5
+"""
+    texts = {
+        "vllm-v1.txt": vllm,
+        "vllm-two-engines.txt": vllm + 'vllm:num_requests_running{engine="1",model_name="m"} 5\n',
+        "vllm-v0.txt": "vllm:num_requests_running 1\nvllm:gpu_cache_usage_perc 0.5 1700000000000\n"
+                       "vllm:num_preemptions 0\n",
+        "sglang.txt": 'sglang:num_running_reqs{name="m"} 4\nsglang:num_queue_reqs{name="m"} 1\n'
+                      'sglang:token_usage{name="m"} 0.2\n',
+        "tgi.txt": "tgi_batch_current_size 3\ntgi_queue_size 0\n",
+        "special-values.txt": "vllm:num_requests_running NaN\nvllm:num_requests_waiting +Inf\n"
+                              "vllm:kv_cache_usage_perc -Inf\nvllm:num_preemptions_total -4\n",
+        "huge-values.txt": "vllm:num_requests_running 1e300\nvllm:num_requests_waiting 3e9\n",
+        "crlf.txt": vllm.replace("\n", "\r\n"),
+        "odd-lines.txt": "{no_name} 1\nname_only\nvllm:num_requests_running{unclosed 2\n\n  \n",
+    }
+    for name, text in texts.items():
+        write("fuzz_prometheus_text", name, text)
+    text_dict("fuzz_prometheus_text", "Prometheus text tokens and the metric names read",
+              ["# HELP ", "# TYPE ", " gauge", " counter", "{", "}", '="', '",', "_bucket",
+               "_total", " ", "\n", "\r\n", "NaN", "+Inf", "-Inf", "Inf", "-0", "1e308", "1e-320",
+               "vllm:num_requests_running", "vllm:num_requests_waiting",
+               "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+               "vllm:num_preemptions_total", "vllm:num_preemptions", "sglang:num_running_reqs",
+               "sglang:num_queue_reqs", "sglang:token_usage", "tgi_batch_current_size",
+               "tgi_queue_size"])
+
+
 if __name__ == "__main__":
     docs = scenarios()
     traces()
@@ -463,3 +557,5 @@ if __name__ == "__main__":
     timing_traces()
     published_rows()
     startup_logs()
+    loadtest_streams()
+    prometheus_texts()

@@ -20,6 +20,8 @@ constexpr const char* kText =
     "vllm:e2e_request_latency_seconds_sum 2.5\n"
     "process_max_fds +Inf\n"
     "garbage line\n"
+    "bad}name{x=\"1\"} 1\n"
+    "9lives 1\n"
     "\n";
 
 TEST(PrometheusText, ReadsSamplesSkipsCommentsBucketsAndJunk) {
@@ -29,7 +31,7 @@ TEST(PrometheusText, ReadsSamplesSkipsCommentsBucketsAndJunk) {
   EXPECT_EQ(s.samples[0].labels, "engine=\"0\",model_name=\"m\"");
   EXPECT_EQ(s.samples[2].value, 4);  // the timestamp is dropped
   EXPECT_TRUE(std::isinf(s.samples[5].value));
-  EXPECT_EQ(s.skipped, 1u);
+  EXPECT_EQ(s.skipped, 3u);  // the garbage line and the two names that are not metric names
   double sum = 0;
   EXPECT_TRUE(prom_sum(s.samples, "vllm:num_requests_running", sum));
   EXPECT_EQ(sum, 5);
@@ -45,6 +47,34 @@ TEST(ServerSample, VllmGaugesBecomeATimeSample) {
   EXPECT_EQ(t.waiting, 4);
   EXPECT_DOUBLE_EQ(t.kv_usage, 0.25);
   EXPECT_FALSE(server_sample(parse_prometheus_text("other_metric 1\n").samples, sample));
+}
+
+// Found by fuzz_prometheus_text: NaN, infinite or negative gauges went into the time series
+// as whatever std::lround made of them, and huge ones wrapped. A gauge like that counts as not
+// exposed now, and counts beyond INT_MAX are capped.
+TEST(ServerSample, NonsenseGaugesCountAsNotExposed) {
+  ServerSample sample;
+  EXPECT_FALSE(
+      server_sample(parse_prometheus_text("vllm:num_requests_running NaN\n").samples, sample));
+  EXPECT_FALSE(
+      server_sample(parse_prometheus_text("vllm:num_requests_running -2\n").samples, sample));
+  ASSERT_TRUE(server_sample(parse_prometheus_text("vllm:num_requests_running 3\n"
+                                                  "vllm:num_requests_waiting +Inf\n"
+                                                  "vllm:kv_cache_usage_perc -Inf\n"
+                                                  "vllm:num_preemptions_total -4\n")
+                                .samples,
+                            sample));
+  EXPECT_EQ(sample.running, 3);
+  EXPECT_EQ(sample.waiting, 0);
+  EXPECT_EQ(sample.kv_usage, 0);
+  EXPECT_EQ(sample.preemptions, 0);
+  ASSERT_TRUE(server_sample(parse_prometheus_text("vllm:num_requests_running 1e300\n"
+                                                  "vllm:num_requests_waiting 3e9\n")
+                                .samples,
+                            sample));
+  const TimeSample t = to_time_sample(sample, 2.0);
+  EXPECT_EQ(t.running, 2147483647);
+  EXPECT_EQ(t.waiting, 2147483647);
 }
 
 }  // namespace

@@ -44,6 +44,27 @@ TEST(StreamChunk, MalformedAndServerErrors) {
   EXPECT_EQ(err.error, "out of memory");
 }
 
+// Found by fuzz_loadtest_stream: a usage block with a negative or an out-of-range count set
+// the request's output tokens to it (a negative TPOT divisor, a wrapped int). Such a count is
+// left out now, and the load test counts the streamed chunks instead.
+TEST(StreamChunk, UsageCountsOutsideZeroToIntMaxAreLeftOut) {
+  const StreamChunk negative = parse_stream_chunk(
+      R"({"choices": [], "usage": {"prompt_tokens": -1, "completion_tokens": -5}})",
+      ApiKind::kCompletions);
+  EXPECT_TRUE(negative.error.empty());
+  EXPECT_FALSE(negative.prompt_tokens);
+  EXPECT_FALSE(negative.completion_tokens);
+  const StreamChunk huge = parse_stream_chunk(
+      R"({"usage": {"prompt_tokens": 4294967297, "completion_tokens": 2147483648}})",
+      ApiKind::kChat);
+  EXPECT_FALSE(huge.prompt_tokens);
+  EXPECT_FALSE(huge.completion_tokens);
+  const StreamChunk edge = parse_stream_chunk(
+      R"({"usage": {"prompt_tokens": 0, "completion_tokens": 2147483647}})", ApiKind::kChat);
+  EXPECT_EQ(edge.prompt_tokens, 0);
+  EXPECT_EQ(edge.completion_tokens, 2147483647);
+}
+
 TEST(StreamChunk, ApiKinds) {
   EXPECT_EQ(parse_api_kind("/v1/chat/completions"), ApiKind::kChat);
   EXPECT_STREQ(api_path(parse_api_kind("/v1/completions")), "/v1/completions");
