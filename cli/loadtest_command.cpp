@@ -217,13 +217,16 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   j["setup"] = loadtest_setup_json(r, setup, generator.options().url, scenario.name, scenario_json,
                                    scenario.config.seed);
   j["scenario_config"] = scenario_json;
+  // Text from the server or the command line that is not UTF-8 is written as U+FFFD rather
+  // than making the dump throw after the whole run.
+  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
   if (!o.out_dir.empty()) {
     AtomicFile summary((std::filesystem::path(o.out_dir) / "summary.json").string());
-    summary.stream() << j.dump(2) << "\n";
+    summary.stream() << text << "\n";
     summary.commit();
   }
   if (o.json)
-    std::cout << j.dump(2) << "\n";
+    std::cout << text << "\n";
   else
     print_report(scenario, o.url, r, knee, why);
   return r.stop_reason == "interrupted" ? 130 : 0;

@@ -69,9 +69,13 @@ std::string first_model_id(const nlohmann::json& models) {
   return first["id"].get<std::string>();
 }
 
+// A probe's answer as summary.json records it: its JSON, else its text, with every byte that is
+// not UTF-8 shown as U+FFFD (the summary's writer refuses such bytes, which would lose the run).
 nlohmann::json json_or_text(const std::string& body) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
-  return j.is_discarded() ? nlohmann::json(body) : j;
+  if (!j.is_discarded()) return j;
+  return nlohmann::json::parse(
+      nlohmann::json(body).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 }  // namespace

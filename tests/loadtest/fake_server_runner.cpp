@@ -81,7 +81,7 @@ struct FakeOpenAiServer::Impl {
       co_return co_await send(stream, request, 200, "application/json", models.dump());
     }
     if (request.method() == http::verb::get && target == "/version") {
-      co_return co_await send(stream, request, 200, "application/json", R"({"version":"fake-1"})");
+      co_return co_await send(stream, request, 200, "application/json", o.version_body);
     }
     if (request.method() == http::verb::get && target == "/metrics" && o.metrics) {
       ++server.scrapes_;

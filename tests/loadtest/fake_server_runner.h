@@ -29,6 +29,7 @@ struct FakeServerOptions {
   bool drop_idle = false;  // close every connection right after a complete keep-alive answer
   bool usage = true;       // send the usage block
   std::string model_id = "fake-model";
+  std::string version_body = R"({"version":"fake-1"})";  // what GET /version answers
 };
 
 class FakeOpenAiServer {

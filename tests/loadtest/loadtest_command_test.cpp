@@ -107,6 +107,22 @@ TEST(LoadtestCommand, WritesSimulatesFilesAndItsOwn) {
   fs::remove_all(sim);
 }
 
+// A server's probe answers go into summary.json as they came. One that is not JSON is kept as
+// text; text that is not UTF-8 (here GET /version's) used to make the summary's JSON dump throw
+// once the whole run was over, losing it. Such bytes are written as U+FFFD now.
+TEST(LoadtestCommand, AProbeAnswerThatIsNotUtf8DoesNotLoseTheSummary) {
+  FakeServerOptions options;
+  options.version_body = "vLLM \xff\xfe build";
+  FakeOpenAiServer server(options);
+  const fs::path out = fresh_dir("not-utf8");
+  const auto r = run_servesim("loadtest " + server.url() + kShort + " --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = read_json(out / "summary.json");
+  EXPECT_EQ(j["loadtest"]["version_response"], "vLLM \xef\xbf\xbd\xef\xbf\xbd build");
+  EXPECT_GT(j["summary"]["completed"].get<int>(), 0);
+  fs::remove_all(out);
+}
+
 TEST(LoadtestCommand, FailedRequestsAreResultsCountedByCause) {
   FakeServerOptions fo;
   fo.status = {{0, 503}};
