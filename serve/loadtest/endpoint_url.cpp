@@ -1,6 +1,7 @@
 #include "serve/loadtest/endpoint_url.h"
 
 #include <charconv>
+#include <cstdio>
 
 #include "models/config_error.h"
 
@@ -26,6 +27,9 @@ void parse_authority(const std::string& url, std::string_view authority, Endpoin
     out.host = std::string(authority.substr(0, colon));
     if (colon != std::string_view::npos) port = authority.substr(colon + 1);
   }
+  if (out.host.find_first_of("[]") != std::string::npos) {
+    fail(url, "'[' and ']' may only enclose an IPv6 address, as in http://[::1]:8000");
+  }
   if (out.host.empty()) fail(url, "no host; expected http://host:port");
   if (port.empty()) return;
   int value = 0;
@@ -43,6 +47,17 @@ EndpointUrl EndpointUrl::parse(const std::string& url) {
   if (!url.starts_with(kScheme)) {
     fail(url, url.starts_with("https://") ? "https is not supported; use http://host:port"
                                           : "expected http://host:port");
+  }
+  // Blanks and control characters would end or split the request line and the Host header.
+  for (size_t i = 0; i < url.size(); ++i) {
+    const auto c = static_cast<unsigned char>(url[i]);
+    if (c <= 0x20 || c == 0x7f) {
+      char byte[8];
+      std::snprintf(byte, sizeof byte, "0x%02x", c);
+      throw ConfigError("URL: character " + std::to_string(i + 1) +
+                        " is a blank or a control character (" + byte +
+                        "); a URL has none (percent-encode it in a path)");
+    }
   }
   EndpointUrl out;
   out.text = url;

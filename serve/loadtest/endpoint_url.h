@@ -16,7 +16,8 @@ struct EndpointUrl {
   std::string prefix;       // path before /v1/..., without a trailing '/'; often empty
 
   // Throws ConfigError naming the URL for anything but http://host[:port][/prefix] (https,
-  // user info, a query, a bad port).
+  // user info, a query, a bad port, brackets around anything but an IPv6 address) and for a
+  // blank or control character anywhere (named by position, not printed).
   static EndpointUrl parse(const std::string& url);
 
   // The request target for an API path such as "/v1/completions".

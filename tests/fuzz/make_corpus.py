@@ -541,6 +541,19 @@ vllm:time_to_first_token_seconds_sum{model_name="m"} 1.5
                "tgi_queue_size"])
 
 
+
+def endpoint_urls():
+    urls = ["http://127.0.0.1:8000", "http://localhost:8000/", "http://gateway/llm/",
+            "http://[::1]:9000", "http://[fe80::1%25eth0]:8000/v1prefix", "http://h:",
+            "http://my-host.example.com:65535/a/b", "https://h:1", "http://u@h:1",
+            "http://h:1/?q=1", "http://h:0", "http://[::1", "ftp://h"]
+    for i, url in enumerate(urls):
+        write("fuzz_endpoint_url", "url-%02d.txt" % i, url)
+    text_dict("fuzz_endpoint_url", "URL parts",
+              ["http://", "https://", ":", "/", "[", "]", "@", "?", "#", "%", " ", "\t", "\r\n",
+               "\x00", "80", "65535", "65536", "0", "::1", "localhost", "127.0.0.1"])
+
+
 if __name__ == "__main__":
     docs = scenarios()
     traces()
@@ -559,3 +572,4 @@ if __name__ == "__main__":
     startup_logs()
     loadtest_streams()
     prometheus_texts()
+    endpoint_urls()

@@ -27,6 +27,21 @@ TEST(EndpointUrl, RefusesAnythingButPlainHttp) {
                           "http://h:70000", "http://h:80x", "http://u@h:1", "http://h:1/?q=1"}) {
     EXPECT_THROW(EndpointUrl::parse(bad), ConfigError) << bad;
   }
+  // Found by fuzz_endpoint_url: NULs, blanks and line breaks went into the host (and so the
+  // Host header) or the request target, and brackets into an unbracketed host.
+  for (std::string bad : {std::string("http://\0\0%h:", 12), std::string("http://h:1/a b"),
+                          std::string("http://h\r\nX: y:1"), std::string("http://a]b:80"),
+                          std::string("http://[::[]:9000")}) {
+    EXPECT_THROW(EndpointUrl::parse(bad), ConfigError) << bad;
+  }
+  try {
+    EndpointUrl::parse(std::string("http://h:1/a\nb"));
+    ADD_FAILURE() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_STREQ(e.what(),
+                 "URL: character 13 is a blank or a control character (0x0a); a URL has none "
+                 "(percent-encode it in a path)");
+  }
   try {
     EndpointUrl::parse("https://h:1");
   } catch (const ConfigError& e) {
