@@ -14,6 +14,7 @@
 #include "engine/runtime/weights.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "sim/core/rng.h"
 
 namespace servesim {
@@ -143,7 +144,7 @@ ProfilerSummary run_profile(const ProfilerOptions& o, const Catalog& catalog,
     };
     if (!target.measured.empty()) env["measured"] = target.measured;
     std::ofstream out(env_path);
-    out << env.dump(2) << '\n';
+    out << json_text(env) << '\n';
     if (!out) throw ConfigError("calibrate profile: cannot write " + env_path.string());
   }
   std::ofstream samples(samples_path, std::ios::app);

@@ -16,6 +16,7 @@
 #include "models/config_error.h"
 #include "models/cost_features.h"
 #include "models/cost_model.h"
+#include "models/json_file.h"
 #include "sim/metrics/atomic_file.h"
 #include "sim/run/scenario.h"
 
@@ -129,11 +130,11 @@ int run_validate_step(const CalibrateCommandOptions& o, const Catalog& catalog,
   const ValidationReport r = validate_profile(scenario, vo);
   const nlohmann::json j = r.to_json();
   if (!report_path.empty()) {
-    write_file_atomically(report_path, j.dump(2) + "\n");
+    write_file_atomically(report_path, json_text(j) + "\n");
   }
   int exit_code = 0;
   if (o.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::printf(
         "calibrate validate: %s, %s served on the %s engine (%d thread%s), profile %s "

@@ -151,10 +151,10 @@ nlohmann::json profile_json(const ServingReport& report, const SimulationConfig&
 void write_outputs(const std::string& dir, const ServingReport& report, const Base& base,
                    const SimulationConfig& c, const std::vector<MeasuredRun>& runs) {
   std::filesystem::create_directories(dir);
-  write_file_atomically(dir + "/report.json", serving_report_json(report).dump(2) + "\n");
-  write_file_atomically(dir + "/profile.json", profile_json(report, c, runs).dump(2) + "\n");
+  write_file_atomically(dir + "/report.json", json_text(serving_report_json(report)) + "\n");
+  write_file_atomically(dir + "/profile.json", json_text(profile_json(report, c, runs)) + "\n");
   write_file_atomically(dir + "/scenario.json",
-                        fitted_scenario(base.json, report.fit, c).dump(2) + "\n");
+                        json_text(fitted_scenario(base.json, report.fit, c)) + "\n");
 }
 
 }  // namespace
@@ -215,7 +215,7 @@ int run_calibrate_serving_command(const CalibrateServingOptions& o) {
   const ServingReport report = make_serving_report(all, held_out, fit, o.holdout, options.for_each);
   if (!o.out_dir.empty()) write_outputs(o.out_dir, report, base, config, runs);
   if (o.json) {
-    std::printf("%s\n", serving_report_json(report).dump(2).c_str());
+    std::printf("%s\n", json_text(serving_report_json(report)).c_str());
   } else {
     std::printf("%s", serving_report_text(report).c_str());
     if (!o.out_dir.empty())

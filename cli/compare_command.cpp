@@ -9,6 +9,7 @@
 #include "calibration/vllm_bench_result.h"
 #include "cli/cdf_plot.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "sim/metrics/run_comparison.h"
 #include "sim/metrics/run_folder.h"
 
@@ -110,7 +111,7 @@ int run_compare_command(const CompareCommandOptions& o) {
       j["max_error"] = {{"limit_pct", *o.max_error_pct},
                         {"breaches", breaches_json(breaches, comparison)}};
     }
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     print_comparison(stdout, comparison);
     if (!o.plot_path.empty()) std::printf("\nCDFs: %s\n", o.plot_path.c_str());

@@ -10,6 +10,7 @@
 #include "engine/runtime/engine.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "sim/metrics/percentile.h"
 
 namespace servesim {
@@ -250,7 +251,7 @@ int run_bench(const EngineCommandOptions& o) {
       }
     }
     j["points"] = std::move(rows);
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return 0;
   }
   if (target.device.empty()) {

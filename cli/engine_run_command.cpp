@@ -216,10 +216,10 @@ int run_engine_run(const EngineRunOptions& o) {
   if (!o.out_dir.empty()) {
     observer.commit();
     write_file_atomically((std::filesystem::path(o.out_dir) / "summary.json").string(),
-                          j.dump(2) + "\n");
+                          json_text(j) + "\n");
   }
   if (o.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return 0;
   }
   std::printf("%s: %s (%.1f M params) on the %s engine, %d thread%s, %s batching\n",

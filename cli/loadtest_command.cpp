@@ -217,9 +217,7 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   j["setup"] = loadtest_setup_json(r, setup, generator.options().url, scenario.name, scenario_json,
                                    scenario.config.seed);
   j["scenario_config"] = scenario_json;
-  // Text from the server or the command line that is not UTF-8 is written as U+FFFD rather
-  // than making the dump throw after the whole run.
-  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string text = json_text(j);
   if (!o.out_dir.empty()) {
     AtomicFile summary((std::filesystem::path(o.out_dir) / "summary.json").string());
     summary.stream() << text << "\n";

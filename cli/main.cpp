@@ -17,6 +17,7 @@
 #include "engine/runtime/backend.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 
 namespace servesim {
 namespace {
@@ -42,7 +43,7 @@ void print_models(const Catalog& catalog, bool json) {
                   m.num_kv_heads, m.max_position_embeddings, kv);
     }
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << json_text(out) << "\n";
 }
 
 void print_gpus(const Catalog& catalog, bool json) {
@@ -60,7 +61,7 @@ void print_gpus(const Catalog& catalog, bool json) {
                   h.peak_fp8_flops / 1e12, h.nvlink_Bps / 1e9, h.price_per_hour_usd);
     }
   }
-  if (json) std::cout << out.dump(2) << "\n";
+  if (json) std::cout << json_text(out) << "\n";
 }
 
 }  // namespace

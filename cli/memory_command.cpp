@@ -6,6 +6,7 @@
 #include "calibration/memory_log_comparison.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "models/memory_plan.h"
 
 namespace servesim {
@@ -49,7 +50,7 @@ int run_from_log(const MemoryCommandOptions& o, const Catalog& catalog) {
   if (o.json) {
     nlohmann::json j = comparison.to_json();
     if (fit) j["fit"] = fit->to_json();
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     std::cout << comparison.to_table();
     if (fit) std::cout << fit->to_text();
@@ -84,7 +85,7 @@ int run_memory_command(const MemoryCommandOptions& o) {
   const DeploymentOptions::Resolved d = o.deployment.resolve(catalog);
   const std::vector<HardwareSpec> catalog_gpus = catalog.gpus();
   const MemoryPlan plan = MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine, &catalog_gpus);
-  std::cout << (o.json ? plan.to_json().dump(2) + "\n" : plan.to_table());
+  std::cout << (o.json ? json_text(plan.to_json()) + "\n" : plan.to_table());
   return 0;
 }
 

@@ -11,6 +11,7 @@
 #include "cli/interrupt_flag.h"
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "plan/planner.h"
 #include "sim/metrics/atomic_file.h"
 
@@ -173,11 +174,11 @@ int run_plan(const PlanCommandOptions& o, WorkShare& share) {
     const std::filesystem::path dir(o.out_dir);
     write_file_atomically((dir / "plan.csv").string(), report.to_csv());
     write_file_atomically((dir / "pareto.csv").string(), report.pareto_csv());
-    write_file_atomically((dir / "plan.json").string(), report.to_json().dump(2) + "\n");
+    write_file_atomically((dir / "plan.json").string(), json_text(report.to_json()) + "\n");
   }
   if (o.json) {
     nlohmann::json j = report.to_json();
-    std::cout << (o.pareto ? j["pareto"] : j).dump(2) << "\n";
+    std::cout << json_text(o.pareto ? j["pareto"] : j) << "\n";
   } else if (o.pareto) {
     std::cout << report.pareto_csv();
   } else {

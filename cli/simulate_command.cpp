@@ -342,7 +342,7 @@ int run_simulate(const SimulateOptions& options) {
     // Last and atomic: a summary.json under its name means the folder is whole ("stopped"
     // says whether the run was).
     write_file_atomically((std::filesystem::path(options.out_dir) / "summary.json").string(),
-                          j.dump(2) + "\n");
+                          json_text(j) + "\n");
   }
   // A run cut short by Ctrl-C printed and wrote what finished ("stopped": true); 130 is the
   // shell's status for an interrupted command.
@@ -351,7 +351,7 @@ int run_simulate(const SimulateOptions& options) {
     std::fprintf(stderr, "interrupted: the results are those of the requests that finished\n");
   }
   if (options.json) {
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
     return status;
   }
   std::printf("%s\n", setup_line(simulation, setup).c_str());

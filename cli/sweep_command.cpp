@@ -6,6 +6,7 @@
 #include "cli/interrupt_flag.h"
 #include "cli/process_work_share.h"
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "plan/sweep.h"
 #include "sim/metrics/atomic_file.h"
 
@@ -57,10 +58,10 @@ int run(const SweepCommandOptions& options, WorkShare& share) {
   if (!options.out_dir.empty()) {
     const std::filesystem::path dir(options.out_dir);
     write_file_atomically((dir / "sweep.csv").string(), report.to_csv());
-    write_file_atomically((dir / "sweep.json").string(), report.to_json().dump(2) + "\n");
+    write_file_atomically((dir / "sweep.json").string(), json_text(report.to_json()) + "\n");
   }
   if (options.json) {
-    std::cout << report.to_json().dump(2) << "\n";
+    std::cout << json_text(report.to_json()) << "\n";
   } else if (options.csv) {
     std::cout << report.to_csv();
   } else {

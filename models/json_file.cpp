@@ -53,4 +53,8 @@ nlohmann::json load_json_file(const std::string& path) {
   return parse_json_text(buffer.str(), path);
 }
 
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace servesim

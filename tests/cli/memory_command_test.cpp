@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "cli_runner.h"
@@ -101,6 +102,23 @@ TEST(MemoryCommand, FromLogJsonWithFitPrintsEngineKeys) {
   EXPECT_LT(std::abs(error), 0.02);
   EXPECT_TRUE(j["fit"]["engine"].contains("non_torch_memory_gib"));
   EXPECT_NEAR(j["fit"]["num_gpu_blocks"].get<double>(), 1952, 3);
+}
+
+// A file name may hold any bytes; the JSON report names the log, and its writer used to throw
+// (type_error 316) on a name that is not UTF-8, aborting the command. Every JSON report is
+// written with such bytes as U+FFFD now (json_text).
+TEST(MemoryCommand, ALogWhoseNameIsNotUtf8IsReportedInJson) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / "memory_not_utf8";
+  std::filesystem::create_directories(dir);
+  const std::filesystem::path log = dir / "vllm-\xff.log";
+  std::filesystem::copy_file(VLLM_LOGS "kv02-v0.6.4-llama-3.1-8b-rtx3090.log", log,
+                             std::filesystem::copy_options::overwrite_existing);
+  const CliResult r =
+      run_servesim("memory --from-log '" + log.string() + "' --gpu RTX-3090 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["log"], (dir / "vllm-\xef\xbf\xbd.log").string());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(MemoryCommand, FlagsOverrideTheLog) {

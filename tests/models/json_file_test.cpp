@@ -31,5 +31,12 @@ TEST(JsonFile, NumberBeyondADoubleIsAOneLineConfigError) {
   }
 }
 
+TEST(JsonFile, TextThatIsNotUtf8IsWrittenAsReplacementCharacters) {
+  const nlohmann::json j = {{"log", "/tmp/vllm-\xff.log"}, {"n", 1}};
+  EXPECT_THROW((void)j.dump(), nlohmann::json::type_error);  // what json_text is for
+  EXPECT_EQ(json_text(j, -1), "{\"log\":\"/tmp/vllm-\xef\xbf\xbd.log\",\"n\":1}");
+  EXPECT_EQ(json_text(nlohmann::json{{"a", 1}}), "{\n  \"a\": 1\n}");
+}
+
 }  // namespace
 }  // namespace servesim
