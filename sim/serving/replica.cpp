@@ -49,14 +49,17 @@ std::optional<double> Replica::begin_step(double now_s) {
     // V1 Scheduler.schedule); vLLM's engine core then schedules again at once. Before that,
     // loaded prompts waiting with blocks give them up: else the preempted request takes back
     // only the blocks it gave up and runs out again, for ever (a decode instance with one
-    // sequence and a small KV cache; invariants seeds 3073 and 4179).
+    // sequence and a small KV cache; invariants seeds 3073 and 4179). A KV load that step
+    // started is under way all the same, and the driver must still move its bytes (else its
+    // request waits for them for ever; invariants seed 101612).
+    kv_loads_.assign(first->kv_loads.begin(), first->kv_loads.end());
     result_.clear();
     scheduler_.update(*first, result_);
     scheduler_.release_waiting_blocks();
     first = &scheduler_.schedule();
   }
   const SchedulerOutput& out = *first;
-  kv_loads_.assign(out.kv_loads.begin(), out.kv_loads.end());
+  kv_loads_.insert(kv_loads_.end(), out.kv_loads.begin(), out.kv_loads.end());
   host_store_step_ = out.step;
   host_store_blocks_ = out.num_host_store_blocks;
   if (out.empty()) {

@@ -262,6 +262,32 @@ TEST(Disaggregation, ADecodeInstanceThatPreemptsItsOnlyRequestGoesOn) {
   for (const ReplicaSummary& rep : r.result.replicas) EXPECT_EQ(rep.kv_blocks_used_at_end, 0);
 }
 
+// The step that preempted a decode instance's only running request also started a KV load
+// (a prompt handed over from a prefill instance); the replica then scheduled again and kept
+// only the second schedule's loads, so that load's bytes were never moved and its request
+// waited for them for ever (invariants seed 101612, stopped by SimulationStalled: 36 of 47
+// requests left, 1 "loading KV" with no transfer under way). The scenario is that seed's.
+TEST(Disaggregation, AKvLoadStartedByAPreemptingStepIsCarriedOut) {
+  nlohmann::json j = nlohmann::json::parse(R"({
+    "model": "Qwen2.5-7B", "gpu": "A100-80GB-SXM",
+    "engine": {"batching": "prefill_first", "enable_chunked_prefill": false,
+               "enable_prefix_caching": true, "kv_offloading_size_gib": 2.0,
+               "max_model_len": 4096, "max_num_seqs": 2, "num_gpu_blocks_override": 256},
+    "disaggregation": {"prefill": {"instances": 2, "tensor_parallel_size": 2},
+                       "decode": {"instances": 1}, "decode_router": "least_kv",
+                       "prefill_router": "least_outstanding",
+                       "kv_transfer": {"link": "pcie", "overlap": "after_prefill"}},
+    "metrics": {"sample_interval_s": 0},
+    "workload": {"num_requests": 47, "trace": {"time_scale": 1.0}},
+    "seed": 140047760})");
+  j["workload"]["trace"]["path"] =
+      std::string(SERVESIM_SOURCE_DIR) + "/configs/workloads/traces/splitwise_code.csv";
+  const RunOutcome r = run(config_of(j));
+  EXPECT_EQ(r.result.summary.completed + r.result.summary.rejected, 47u);
+  EXPECT_GT(r.result.replicas.at(2).preemptions, 0u);
+  for (const ReplicaSummary& rep : r.result.replicas) EXPECT_EQ(rep.kv_blocks_used_at_end, 0);
+}
+
 TEST(Disaggregation, ClientTimeoutsAbortOnBothSidesAndLeaveNoBlocks) {
   nlohmann::json j = scenario();
   j["service"] = nlohmann::json::parse(R"({"client": {"timeout_s": 1.0}})");
