@@ -49,10 +49,15 @@ fi
 mkdir -p "$build"
 work=$build/fuzz-work
 mkdir -p "$work/artifacts"
-if ! nice -n 19 ninja -C "$build" -j "$jobs" fuzz_targets >"$work/build.log" 2>&1; then
-  cat "$work/build.log" >&2
+# Several runs may share a build (one chain of targets each): they build one at a time, and a
+# target is fuzzed by one run at a time, since its scratch corpus and log are shared.
+if ! flock "$work/build.lock" nice -n 19 ninja -C "$build" -j "$jobs" fuzz_targets \
+    >"$work/build.log.$$" 2>&1; then
+  cat "$work/build.log.$$" >&2
+  rm -f "$work/build.log.$$"
   exit 1
 fi
+mv "$work/build.log.$$" "$work/build.log"
 if ((${#targets[@]} == 0)); then
   for dir in tests/fuzz/corpus/*/; do targets+=("$(basename "$dir")"); done
 fi
@@ -74,6 +79,11 @@ printf '%-26s %12s %8s %8s  %s\n' target executions seconds restarts result
 for t in "${targets[@]}"; do
   bin=$build/tests/fuzz/$t
   [[ -x $bin ]] || { echo "fuzz.sh: no target $t in $build/tests/fuzz" >&2; exit 2; }
+  exec {lock}>"$work/$t.lock"
+  if ! flock -n "$lock"; then
+    echo "fuzz.sh: another run is fuzzing $t in $build; wait for it or give --build-dir" >&2
+    exit 2
+  fi
   # New inputs go to a scratch corpus; the committed seeds (tests/fuzz/corpus/$t) stay as they are.
   scratch=$work/corpus/$t
   ((smoke)) && rm -rf "$scratch"
@@ -114,6 +124,7 @@ for t in "${targets[@]}"; do
     break
   done
   rm -f "$log.part"
+  exec {lock}>&-
   printf '%-26s %12s %8s %8s  %s\n' "$t" "$executions" "$(($(date +%s) - start))" "$restarts" "$result"
 done
 exit "$failed"
