@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "models/config_error.h"
+#include "models/json_file.h"
 #include "serve/loadtest/completion_call.h"
 #include "serve/loadtest/connection_pool.h"
 #include "serve/loadtest/http_get.h"
@@ -74,8 +75,7 @@ std::string first_model_id(const nlohmann::json& models) {
 nlohmann::json json_or_text(const std::string& body) {
   nlohmann::json j = nlohmann::json::parse(body, nullptr, false);
   if (!j.is_discarded()) return j;
-  return nlohmann::json::parse(
-      nlohmann::json(body).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  return nlohmann::json::parse(json_text(body, -1));
 }
 
 }  // namespace

@@ -1,10 +1,9 @@
 #include "serve/loadtest/stream_chunk.h"
 
-#include <cstdint>
-#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "models/config_error.h"
+#include "models/json_object_reader.h"
 
 namespace servesim {
 namespace {
@@ -23,10 +22,10 @@ bool choice_has_token(const nlohmann::json& choice, ApiKind api) {
 // (the load test then counts the streamed chunks instead of trusting the usage block).
 std::optional<int> token_count(const nlohmann::json& usage, const char* key) {
   const auto v = usage.find(key);
-  if (v == usage.end()) return std::nullopt;
-  constexpr auto kMax = static_cast<uint64_t>(std::numeric_limits<int>::max());
-  if (v->is_number_unsigned() && v->get<uint64_t>() <= kMax) return static_cast<int>(*v);
-  return std::nullopt;
+  if (v == usage.end() || !v->is_number_unsigned() || !json_integer_fits<int>(*v)) {
+    return std::nullopt;
+  }
+  return v->get<int>();
 }
 
 void read_usage(const nlohmann::json& usage, StreamChunk& chunk) {

@@ -379,8 +379,7 @@ void apply_overrides(nlohmann::json& scenario, const std::vector<std::string>& o
     try {
       (void)nlohmann::json(item).dump();
     } catch (const nlohmann::json::type_error&) {
-      const std::string shown =
-          nlohmann::json(item).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      const std::string shown = json_text(item, -1);
       throw ConfigError("--set " + shown + ": not valid UTF-8 (shown as U+FFFD); retype it");
     }
     const std::string path = item.substr(0, eq);
