@@ -71,6 +71,11 @@ EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSp
 
 void EngineConfig::validate(const ModelSpec& model) const {
   if (speculative) speculative->validate(model);
+  // --async-scheduling arrived in vLLM 0.10 (vllm-project/vllm#19970).
+  if (async_scheduling && !vllm_version.at_least(0, 10)) {
+    throw ConfigError("--async-scheduling needs vLLM 0.10 or later (engine.vllm_version is " +
+                      vllm_version.to_string() + "); drop it or raise the version");
+  }
   if (kv_offloading_size_gib) {
     if (!(*kv_offloading_size_gib > 0 && *kv_offloading_size_gib <= 1e5)) {
       throw ConfigError("--kv-offloading-size must be in (0, 100000] GiB");

@@ -64,7 +64,13 @@ struct EngineConfig {
   std::optional<int64_t> activation_memory_bytes;
   // GPU memory as torch.cuda.mem_get_info reports it, bytes. Unset: the GPU spec's total.
   std::optional<int64_t> gpu_memory_bytes;
-  bool enforce_eager = false;                      // no CUDA graphs: their memory is 0
+  bool enforce_eager = false;  // no CUDA graphs: their memory is 0
+  // vLLM --async-scheduling: the engine core schedules step N+1 while step N runs on the GPU,
+  // so the host's per-step work hides behind the GPU's, and a request that arrives during step
+  // N waits for step N+2 (docs/scheduler.md, "Asynchronous scheduling"). vLLM turns it on by
+  // default from 0.14 (vllm-project/vllm#27614); servesim keeps it off unless asked, because
+  // its host overheads were fitted on vLLM 0.12's synchronous runs.
+  bool async_scheduling = false;
   VllmVersion vllm_version = kNewestModelledVllm;  // whose memory rules apply
   std::optional<int64_t> kv_cache_memory_bytes;    // --kv-cache-memory: bypasses utilization
   std::optional<int64_t> num_gpu_blocks_override;

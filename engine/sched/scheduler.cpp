@@ -63,26 +63,17 @@ void Scheduler::reject(const Request& request, std::string reason) {
   ++num_rejected_;
 }
 
-bool Scheduler::add_request(Request request) {
-  if (id_to_slot_.find(request.id) != FlatIdMap::kNotFound) {
-    throw std::invalid_argument("Scheduler::add_request: request id " + std::to_string(request.id) +
-                                " is already live");
-  }
+std::optional<std::string> Scheduler::refusal(const Request& request) const {
   const int64_t prompt = static_cast<int64_t>(request.prompt_token_ids.size());
   const int64_t max_len = config_.max_model_len;
-  if (prompt == 0) {
-    reject(request, "prompt is empty");
-    return false;
-  }
+  if (prompt == 0) return "prompt is empty";
   if (request.max_output_tokens < 1) {
-    reject(request, "max_output_tokens must be at least 1 (got " +
-                        std::to_string(request.max_output_tokens) + ")");
-    return false;
+    return "max_output_tokens must be at least 1 (got " +
+           std::to_string(request.max_output_tokens) + ")";
   }
   if (prompt >= max_len) {
-    reject(request, "prompt of " + std::to_string(prompt) + " tokens does not fit max_model_len " +
-                        std::to_string(max_len) + " with room for an output token");
-    return false;
+    return "prompt of " + std::to_string(prompt) + " tokens does not fit max_model_len " +
+           std::to_string(max_len) + " with room for an output token";
   }
   // The longest the sequence can become; the KV cache holds all but its last token, plus the
   // slots of drafts verified on top of it (never beyond max_model_len - 1).
@@ -90,12 +81,27 @@ bool Scheduler::add_request(Request request) {
   const int64_t blocks =
       kv_.blocks_for_tokens(std::min(longest - 1 + config_.num_speculative_tokens, max_len - 1));
   if (blocks > kv_.pool().num_usable_blocks()) {
-    reject(request, "needs up to " + std::to_string(blocks) + " KV blocks (" +
-                        std::to_string(prompt) + " prompt + " + std::to_string(longest - prompt) +
-                        " output tokens) but num_gpu_blocks " + "leaves only " +
-                        std::to_string(kv_.pool().num_usable_blocks()));
+    return "needs up to " + std::to_string(blocks) + " KV blocks (" + std::to_string(prompt) +
+           " prompt + " + std::to_string(longest - prompt) + " output tokens) but num_gpu_blocks " +
+           "leaves only " + std::to_string(kv_.pool().num_usable_blocks());
+  }
+  return std::nullopt;
+}
+
+bool Scheduler::add_request(Request request) {
+  if (id_to_slot_.find(request.id) != FlatIdMap::kNotFound) {
+    throw std::invalid_argument("Scheduler::add_request: request id " + std::to_string(request.id) +
+                                " is already live");
+  }
+  if (std::optional<std::string> why = refusal(request)) {
+    reject(request, std::move(*why));
     return false;
   }
+  const int64_t prompt = static_cast<int64_t>(request.prompt_token_ids.size());
+  const int64_t max_len = config_.max_model_len;
+  const int64_t longest = std::min(prompt + request.max_output_tokens, max_len);
+  const int64_t blocks =
+      kv_.blocks_for_tokens(std::min(longest - 1 + config_.num_speculative_tokens, max_len - 1));
 
   const int32_t s = acquire_slot();
   Sequence& seq = slab_[s];

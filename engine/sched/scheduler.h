@@ -21,7 +21,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -47,6 +49,8 @@ class Scheduler {
   // prompt not shorter than max_model_len, or a sequence that could never fit the KV cache
   // even alone. Throws std::invalid_argument if the id is already live.
   bool add_request(Request request);
+  // Why add_request would refuse `request` (the reason it reports), nullopt if it would not.
+  std::optional<std::string> refusal(const Request& request) const;
 
   const SchedulerOutput& schedule();
   void update(const SchedulerOutput& output, const StepResult& result);

@@ -40,6 +40,7 @@ nlohmann::json engine_flags_json(const SimulationConfig& c, const EngineConfig& 
           {"cuda_graph_memory_bytes", optional_json(e.cuda_graph_memory_bytes)},
           {"vllm_version", e.vllm_version.to_string()},
           {"enforce_eager", e.enforce_eager},
+          {"async_scheduling", e.async_scheduling},
           {"kv_cache_memory_bytes", optional_json(e.kv_cache_memory_bytes)},
           {"num_gpu_blocks_override", optional_json(e.num_gpu_blocks_override)},
           {"allow_long_max_model_len", e.allow_long_max_model_len},
@@ -204,12 +205,13 @@ std::string setup_line(const Simulation& sim, const RunSetup& setup) {
     return text;
   }
   std::snprintf(text, sizeof text,
-                "%s: %s (%s) on %d x %s (TP %d, PP %d, DP %d), %s engine, %s batching, service "
-                "%s, seed %llu, servesim %s",
+                "%s: %s (%s) on %d x %s (TP %d, PP %d, DP %d), %s engine, %s batching%s, "
+                "service %s, seed %llu, servesim %s",
                 setup.scenario.c_str(), c.model.name.c_str(), weights_dtype(c).c_str(),
                 c.parallel.total_gpus(), c.gpu.name.c_str(), c.parallel.tp, c.parallel.pp,
                 c.parallel.dp, kMirroredEngine,
                 std::string(scheduling_policy_name(c.batching)).c_str(),
+                c.engine.async_scheduling ? " with async scheduling" : "",
                 service_text(c.service, setup).c_str(), static_cast<unsigned long long>(c.seed),
                 setup.servesim_version.c_str());
   return text;

@@ -127,6 +127,7 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
     r.raw("gpu_memory_bytes");
   }
   e.enforce_eager = r.optional<bool>("enforce_eager", false);
+  e.async_scheduling = r.optional<bool>("async_scheduling", false);
   e.vllm_version =
       VllmVersion::parse(r.optional<std::string>("vllm_version", kNewestModelledVllm.to_string()),
                          r.context() + ": vllm_version");

@@ -50,6 +50,23 @@ void check_host_link(const MemoryPlan& plan, const HardwareSpec& gpu) {
   }
 }
 
+// What servesim models of vLLM's --async-scheduling: one engine core overlapping its host
+// work with a single GPU step at a time, as continuous batching runs it.
+void check_async_scheduling(const EngineConfig& engine, const ParallelConfig& parallel,
+                            SchedulingPolicy batching) {
+  if (!engine.async_scheduling) return;
+  if (parallel.pp > 1) {
+    throw ConfigError(
+        "engine.async_scheduling with pipeline parallelism is not modelled (vLLM 0.14 turns it "
+        "off there): set it false or parallel.pipeline_parallel_size 1");
+  }
+  if (batching == SchedulingPolicy::kStatic) {
+    throw ConfigError(
+        "engine.async_scheduling needs continuous batching: set engine.batching "
+        "\"continuous\" or async_scheduling false");
+  }
+}
+
 }  // namespace
 
 // Executes the events of one run: arrivals, step ends, static-batch timers and samples.
@@ -78,10 +95,12 @@ class Simulation::Driver final : public EventHandler,
                                                       d.enabled ? d.decode.parallel : c.parallel,
                                                       sim.plan_.engine, c.roofline);
     options.seed = c.seed;
+    options.async_scheduling = sim.plan_.engine.async_scheduling;
     if (d.enabled) {
       router_ = Router(d.prefill_router, c.seed ^ 0x726f75746572ULL);
       ReplicaOptions prefill_options = options;
       prefill_options.speculative = nullptr;
+      prefill_options.async_scheduling = sim.prefill_.plan.engine.async_scheduling;
       add_servers(d.prefill.instances, d.prefill.parallel, sim.prefill_.scheduler,
                   *sim.prefill_.cost_model, prefill_options,
                   {sim.prefill_.plan.kv_bytes_per_token, sim.host_kv_bandwidth_Bps(true)});
@@ -346,6 +365,7 @@ class Simulation::Driver final : public EventHandler,
       options.sliding_window = d.model.sliding_window;
       options.speculative =
           make_speculative_cost_model(d.model, d.gpu, d.parallel, role.plan.engine, c.roofline);
+      options.async_scheduling = role.plan.engine.async_scheduling;
       add_servers(d.parallel.servers, d.parallel, role.scheduler, *role.cost_model, options,
                   {role.plan.kv_bytes_per_token, host_bandwidth_Bps(role.plan, d.gpu)});
       ends_.push_back(static_cast<uint32_t>(replicas_.size()));
@@ -714,6 +734,7 @@ void Simulation::build_role(const HardwareSpec& gpu, const ParallelConfig& paral
                             const EngineConfig& engine, MemoryPlan& plan,
                             SchedulerConfig& scheduler,
                             std::unique_ptr<CostModel>& cost_model) const {
+  check_async_scheduling(engine, parallel, config_.batching);
   plan = MemoryPlan::compute(config_.model, gpu, parallel, engine);
   scheduler = scheduler_config_for(config_, plan);
   const CostModelChoice choice{config_.profile.get(), config_.calibrated, config_.roofline};
@@ -780,6 +801,7 @@ void Simulation::build_deployments(bool price_given) {
     const DeploymentSpec& d = config_.deployments[k];
     Role& role = deployments_.emplace_back();
     try {
+      check_async_scheduling(d.engine, d.parallel, config_.batching);
       role.plan = MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine);
       role.scheduler = scheduler_config_for(config_, role.plan);
       const CostModelChoice choice{nullptr, config_.calibrated, config_.roofline};

@@ -1,6 +1,7 @@
 #include "sim/serving/replica.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string>
 
 #include "sim/serving/run_report.h"
@@ -16,6 +17,7 @@ Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost
       executor_(cost_model, options.sliding_window),
       ledger_(index, config.max_model_len, options.vocab_size) {
   if (options.speculative) executor_.enable_speculation(options.speculative, options.seed);
+  if (options.async_scheduling) executor_.enable_async_scheduling();
 }
 
 void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener,
@@ -27,6 +29,10 @@ void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& list
     return;
   }
   request->kv_transfer = kv_transfer;
+  if (options_.async_scheduling && busy_ && !scheduler_.refusal(*request)) {
+    held_.push_back({std::move(*request), steps_ + 1});
+    return;
+  }
   if (!scheduler_.add_request(std::move(*request))) {
     for (const FinishedRequest& done : scheduler_.finished()) {
       if (done.id == spec.id) report_left(done, now_s, listener);
@@ -34,7 +40,33 @@ void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& list
   }
 }
 
+void Replica::release_held(bool all) {
+  if (held_.empty()) return;
+  size_t kept = 0;
+  for (size_t i = 0; i < held_.size(); ++i) {
+    Held& h = held_[i];
+    if (!all && h.during_step == steps_) {
+      if (kept != i) held_[kept] = std::move(h);
+      ++kept;
+      continue;
+    }
+    // admit() held only requests the scheduler takes.
+    const uint64_t id = h.request.id;
+    if (!scheduler_.add_request(std::move(h.request))) {
+      throw std::logic_error("held request " + std::to_string(id) + " refused on release");
+    }
+  }
+  held_.resize(kept);
+}
+
 bool Replica::abort(uint64_t id) {
+  const auto held =
+      std::find_if(held_.begin(), held_.end(), [id](const Held& h) { return h.request.id == id; });
+  if (held != held_.end()) {
+    held_.erase(held);
+    ledger_.forget(id);
+    return true;
+  }
   if (!scheduler_.abort(id)) return false;
   ledger_.forget(id);
   return true;
@@ -42,7 +74,9 @@ bool Replica::abort(uint64_t id) {
 
 std::optional<double> Replica::begin_step(double now_s) {
   kv_loads_.clear();
-  if (busy_ || !scheduler_.has_unfinished()) return std::nullopt;
+  if (busy_) return std::nullopt;
+  release_held(scheduler_.running_slots().empty());
+  if (!scheduler_.has_unfinished()) return std::nullopt;
   const SchedulerOutput* first = &scheduler_.schedule();
   if (first->empty() && !first->preempted_ids.empty()) {
     // The step preempted every running request, and a step that preempts admits nothing (vLLM
@@ -56,6 +90,15 @@ std::optional<double> Replica::begin_step(double now_s) {
     result_.clear();
     scheduler_.update(*first, result_);
     scheduler_.release_waiting_blocks();
+    first = &scheduler_.schedule();
+  }
+  if (first->empty() && !held_.empty()) {
+    // The running requests could not go on (preempted, or waiting on KV loads): the step the
+    // held requests waited for is empty, and vLLM schedules them at once.
+    kv_loads_.insert(kv_loads_.end(), first->kv_loads.begin(), first->kv_loads.end());
+    result_.clear();
+    scheduler_.update(*first, result_);
+    release_held(true);
     first = &scheduler_.schedule();
   }
   const SchedulerOutput& out = *first;

@@ -50,6 +50,9 @@ struct ReplicaOptions {
   // Speculative decoding: prices the drafts; nullptr = off. Acceptance draws use `seed`.
   std::shared_ptr<const SpeculativeCostModel> speculative;
   uint64_t seed = 0;
+  // vLLM --async-scheduling: host work overlaps the GPU's, and a request arriving during a
+  // step that running requests follow waits one step more (admit()).
+  bool async_scheduling = false;
 };
 
 class Replica {
@@ -59,8 +62,12 @@ class Replica {
           const ReplicaOptions& options);
 
   // Queues a request that arrived at now_s. A request the scheduler refuses is reported
-  // through the listener at once. `kv_transfer` marks a disaggregated request's side (the
-  // prefill instance keeps its blocks; the decode instance loads the prompt's KV).
+  // through the listener at once. Under asynchronous scheduling a request that arrives
+  // during a step is held back until that step ends: vLLM's engine core scheduled the next
+  // step when this one started, so if running requests fill it the request joins the step
+  // after (vLLM 0.14 EngineCore.step_with_batch_queue). `kv_transfer` marks a disaggregated
+  // request's side (the prefill instance keeps its blocks; the decode instance loads the prompt's
+  // KV).
   void admit(const RequestSpec& request, double now_s, ReplicaListener& listener,
              KvTransfer kv_transfer = KvTransfer::kNone);
 
@@ -90,7 +97,7 @@ class Replica {
   bool host_stores_done(uint64_t step);
 
   bool busy() const { return busy_; }
-  bool has_unfinished() const { return scheduler_.has_unfinished(); }
+  bool has_unfinished() const { return scheduler_.has_unfinished() || !held_.empty(); }
   ReplicaLoad load() const;
   Scheduler& scheduler() { return scheduler_; }
   const Scheduler& scheduler() const { return scheduler_; }
@@ -113,12 +120,22 @@ class Replica {
   // The end shared by both end_step() paths: update, transfers seen, requests reported.
   void close_step(double now_s, ReplicaListener& listener);
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
+  // Hands held requests to the scheduler: those that arrived before the step that just
+  // ended, and all of them when no running request fills the next step (`all`).
+  void release_held(bool all);
+
+  // A request admitted under asynchronous scheduling while step `during_step` ran.
+  struct Held {
+    Request request;
+    int64_t during_step = 0;  // steps_ + 1 when it arrived
+  };
 
   int index_;
   ReplicaOptions options_;
   Scheduler scheduler_;
   SimulatedExecutor executor_;
   RequestLedger ledger_;
+  std::vector<Held> held_;  // arrival order
   const SchedulerOutput* current_ = nullptr;
   StepResult result_;
   std::vector<KvLoad> kv_loads_;

@@ -15,6 +15,11 @@
 // deterministically from (seed, request stream, position): the same seed gives the same run
 // byte for byte.
 //
+// Asynchronous scheduling (enable_async_scheduling, vLLM --async-scheduling): the host
+// prepares step N+1 while the GPU runs step N, so a step lasts as long as the longer of its
+// GPU work and its host work (StepTime's kOverhead); only the host work the GPU does not cover
+// stays in kOverhead.
+//
 // Borrows the CostModel (must outlive the executor). Reuses its buffers: no allocation per
 // step once they reached their peak size. Not thread-safe.
 #pragma once
@@ -38,6 +43,7 @@ class SimulatedExecutor {
   // Turns speculative decoding on: drafts priced by `cost`, acceptance drawn from `seed`.
   void enable_speculation(std::shared_ptr<const SpeculativeCostModel> cost, uint64_t seed);
   bool speculative() const { return spec_ != nullptr; }
+  void enable_async_scheduling() { async_ = true; }
   int num_speculative_tokens() const { return spec_ ? spec_->config().num_speculative_tokens : 0; }
 
   // Seconds the step takes; also fills last_step().
@@ -57,6 +63,9 @@ class SimulatedExecutor {
 
  private:
   void add_draft_time(const SchedulerOutput& output);
+  // Under asynchronous scheduling, keeps of last_'s host overhead only what the GPU work of
+  // the step does not hide.
+  void overlap_host_work();
 
   const CostModel& cost_;
   int stages_;
@@ -67,6 +76,7 @@ class SimulatedExecutor {
   uint64_t spec_seed_ = 0;
   BatchShape proposers_;  // one decode row per sampling sequence, for the draft cost
   StepTime last_;
+  bool async_ = false;
 };
 
 }  // namespace servesim

@@ -5,15 +5,16 @@
 namespace servesim {
 namespace {
 
-// Step time = 1 ms per token of one stage + a 0.5 ms host overhead; transfers 0.1 ms.
+// Step time = 1 ms per token of one stage + a host overhead (0.5 ms unless given); transfers
+// 0.1 ms.
 class FakeCostModel final : public CostModel {
  public:
-  explicit FakeCostModel(int stages) : stages_(stages) {}
+  explicit FakeCostModel(int stages, double host_s = 0.5e-3) : stages_(stages), host_s_(host_s) {}
   StepTime predict(const BatchShape& shape) const override {
     StepTime t;
     t.op_s[static_cast<size_t>(Op::kMlp)] = 1e-3 * static_cast<double>(shape.num_tokens);
-    t.op_s[static_cast<size_t>(Op::kOverhead)] = 0.5e-3;
-    t.total_s = t.op_s[static_cast<size_t>(Op::kMlp)] + 0.5e-3;
+    t.op_s[static_cast<size_t>(Op::kOverhead)] = host_s_;
+    t.total_s = t.op_s[static_cast<size_t>(Op::kMlp)] + host_s_;
     return t;
   }
   int num_stages() const override { return stages_; }
@@ -21,6 +22,7 @@ class FakeCostModel final : public CostModel {
 
  private:
   int stages_;
+  double host_s_;
 };
 
 SchedulerOutput decodes(int n) {
@@ -61,6 +63,21 @@ TEST(SimulatedExecutor, MicroBatchesBalanceTokens) {
   // Tokens 6,1,1,1 -> micro-batches {6} and {1,1,1}: stage 0 [0,6] then [6,9];
   // stage 1 [6.1,12.1] then [12.1,15.1].
   EXPECT_NEAR(executor.step_time_s(out), 15.1e-3 + 0.5e-3, 1e-12);
+}
+
+TEST(SimulatedExecutor, AsynchronousSchedulingExposesOnlyTheHostWorkTheGpuDoesNotCover) {
+  const size_t host = static_cast<size_t>(Op::kOverhead);
+  FakeCostModel gpu_bound(1);
+  SimulatedExecutor a(gpu_bound, 0);
+  a.enable_async_scheduling();
+  EXPECT_DOUBLE_EQ(a.step_time_s(decodes(8)), 8e-3);
+  EXPECT_DOUBLE_EQ(a.last_step().op_s[host], 0.0);
+  FakeCostModel host_bound(1, 5e-3);
+  SimulatedExecutor b(host_bound, 0);
+  b.enable_async_scheduling();
+  EXPECT_NEAR(b.step_time_s(decodes(2)), 5e-3, 1e-15);
+  EXPECT_NEAR(b.last_step().op_s[host], 3e-3, 1e-15);
+  EXPECT_DOUBLE_EQ(b.last_step().total_s, b.step_time_s(decodes(2)));
 }
 
 }  // namespace
