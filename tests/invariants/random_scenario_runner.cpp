@@ -230,6 +230,16 @@ void kv_offload(uint64_t seed, nlohmann::json& s) {
   if (chance(rng, 0.3)) (*e)["kv_offloading_bandwidth_GBps"] = pick<double>(rng, {1.0, 25.0});
 }
 
+// vLLM's --async-scheduling for a third of the deployments that can take it (continuous
+// batching, no pipeline parallelism): arrivals held for a step, host work overlapped. A stream
+// of its own keeps the other draws as they were.
+void async_scheduling(uint64_t seed, nlohmann::json& s) {
+  Rng rng(seed ^ 0x6173796e63ULL);
+  if (!chance(rng, 0.33)) return;
+  if (s["parallel"]["pipeline_parallel_size"] != 1 || s["engine"]["batching"] == "static") return;
+  s["engine"]["async_scheduling"] = true;
+}
+
 // One step of a drawn agent workflow: llm and tool steps, and up to two levels of parallel,
 // branch, loop and sequence groups. ids numbers the steps so that each id is unique.
 nlohmann::json agent_step(Rng& rng, int depth, int& ids, const std::string& own);
@@ -402,6 +412,7 @@ DrawnScenario random_scenario(uint64_t seed) {
   disaggregation(seed, s);
   kv_offload(seed, s);
   agent(seed, s, d);
+  async_scheduling(seed, s);
   return d;
 }
 
