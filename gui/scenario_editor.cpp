@@ -142,6 +142,14 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   add_field("engine.enable_prefix_caching", prefix,
             {QStringLiteral("enable_prefix_caching"), QStringLiteral("--enable-prefix-caching")});
 
+  auto* async = new QCheckBox(tr("async_scheduling"), form_box);
+  async->setToolTip(
+      tr("--async-scheduling (vLLM 0.14 and later turn it on): host work overlaps the GPU's, "
+         "a new request waits one step more; off by default (docs/scheduler.md)"));
+  form->addRow(QString(), async);
+  add_field("engine.async_scheduling", async,
+            {QStringLiteral("async_scheduling"), QStringLiteral("--async-scheduling")});
+
   // KV offload: 0 ("none") removes the key, so the scenario runs without a host tier.
   QDoubleSpinBox* offload = double_box(0.0, 1e5, 16, 1);
   offload->setSuffix(tr(" GiB"));
@@ -426,7 +434,8 @@ void ScenarioEditor::refresh() {
       const double fallback = f.key == "engine.gpu_memory_utilization" ? 0.9 : 0.0;
       dspin->setValue(v && v->is_number() ? v->get<double>() : fallback);
     } else if (auto* check = qobject_cast<QCheckBox*>(f.widget)) {
-      check->setChecked(v && v->is_boolean() ? v->get<bool>() : true);
+      // Absent: vLLM's default, prefix caching on, and servesim's, asynchronous scheduling off.
+      check->setChecked(v && v->is_boolean() ? v->get<bool>() : f.key != "engine.async_scheduling");
     }
     bool invalid = false;
     for (const QString& needle : f.needles) invalid = invalid || error.contains(needle);

@@ -186,6 +186,11 @@ class MainWindowTest : public QObject {
     prefix->setChecked(false);
     QCOMPARE(w.document()->value("engine.enable_prefix_caching")->get<bool>(), false);
 
+    auto* async = qobject_cast<QCheckBox*>(w.editor()->field("engine.async_scheduling"));
+    QVERIFY(!async->isChecked());  // absent: off
+    async->setChecked(true);
+    QVERIFY(w.document()->scenario()->config.engine.async_scheduling);
+
     w.document()->set_value("parallel.tensor_parallel_size", nlohmann::json(4));
     QCOMPARE(tp->value(), 4);  // the JSON drives the form too
 
