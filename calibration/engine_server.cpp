@@ -274,6 +274,11 @@ EngineServer::EngineServer(const SimulationConfig& config, const EngineServeOpti
         "engine.kv_offloading_size_gib: the built-in engine has no host KV tier; KV offload is "
         "simulated only (servesim run), drop the key to serve on the engine");
   }
+  if (config_.engine.async_scheduling) {
+    throw ConfigError(
+        "engine.async_scheduling: the built-in engine schedules synchronously; asynchronous "
+        "scheduling is simulated only (servesim simulate), set it false to serve on the engine");
+  }
   // The simulator's scheduler settings, exactly: the vLLM defaults the memory plan resolves.
   check_run_settings(config_);
   scheduler_config_ = scheduler_config_for(

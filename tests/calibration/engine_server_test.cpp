@@ -320,6 +320,10 @@ TEST(EngineServer, RefusesWhatTheEngineCannotServe) {
   replicas["parallel"] = {{"data_parallel_size", 2}};
   expect_config_error(config_of(replicas), {}, "data_parallel_size 2");
 
+  nlohmann::json async = tiny_scenario();
+  async["engine"]["async_scheduling"] = true;
+  expect_config_error(config_of(async), {}, "engine.async_scheduling");
+
   EngineServeOptions threads;
   threads.num_threads = 0;
   expect_config_error(config_of(tiny_scenario()), threads, "--threads");
