@@ -403,13 +403,16 @@ struct AgentTally {
   }
 };
 
-// What the disaggregated deployments among the runs covered.
+// What the deployments among the runs covered: asynchronous scheduling, and what the
+// disaggregated ones had.
 struct DisaggregationTally {
-  uint64_t runs = 0;
-  uint64_t host_tier = 0;  // a role (or both) with a KV offload tier
-  uint64_t wide_ep = 0;    // a role whose instances are lock-stepped expert-parallel servers
+  uint64_t async_scheduling = 0;  // runs whose own engine schedules asynchronously
+  uint64_t runs = 0;              // disaggregated runs
+  uint64_t host_tier = 0;         // a role (or both) with a KV offload tier
+  uint64_t wide_ep = 0;           // a role whose instances are lock-stepped expert-parallel servers
 
   void add(const Simulation& sim) {
+    async_scheduling += sim.memory_plan().engine.async_scheduling;
     const DisaggregationSpec& d = sim.config().disaggregation;
     if (!d.enabled) return;
     ++runs;
@@ -518,14 +521,17 @@ TEST(Invariants, HoldOverRandomDeployments) {
       static_cast<unsigned long long>(agents.failed),
       static_cast<unsigned long long>(agents.answered_by_fallback),
       static_cast<unsigned long long>(agents.skipped_steps));
-  std::printf("  %llu disaggregated (%llu with a host KV tier, %llu with wide EP in a role)\n",
-              static_cast<unsigned long long>(disaggregated.runs),
-              static_cast<unsigned long long>(disaggregated.host_tier),
-              static_cast<unsigned long long>(disaggregated.wide_ep));
+  std::printf(
+      "  %llu disaggregated (%llu with a host KV tier, %llu with wide EP in a role), %llu "
+      "scheduling asynchronously\n",
+      static_cast<unsigned long long>(disaggregated.runs),
+      static_cast<unsigned long long>(disaggregated.host_tier),
+      static_cast<unsigned long long>(disaggregated.wide_ep),
+      static_cast<unsigned long long>(disaggregated.async_scheduling));
   // The generator must mostly draw deployments that run, or the test checks little; and over
   // the CI's 200 draws, agent sessions on two deployments that fail, that complete through a
-  // fallback and that skip optional steps, and disaggregated deployments with a host KV tier
-  // and with wide expert parallelism in a role.
+  // fallback and that skip optional steps, disaggregated deployments with a host KV tier
+  // and with wide expert parallelism in a role, and asynchronous scheduling.
   EXPECT_GE(ran * 2, runs) << "too many drawn deployments were refused";
   if (runs >= 200) {
     EXPECT_GE(agents.runs * 20, ran) << "too few agent workloads ran";
@@ -535,6 +541,7 @@ TEST(Invariants, HoldOverRandomDeployments) {
     EXPECT_GT(agents.skipped_steps, 0u);
     EXPECT_GT(disaggregated.host_tier, 0u);
     EXPECT_GT(disaggregated.wide_ep, 0u);
+    EXPECT_GT(disaggregated.async_scheduling, 0u);
   }
 }
 
