@@ -554,6 +554,24 @@ def endpoint_urls():
                "\x00", "80", "65535", "65536", "0", "::1", "localhost", "127.0.0.1"])
 
 
+def cli_values():
+    # The first byte picks the parser (fuzz_cli_values.cpp): 0 --vary, 1 --slo, 2 a size,
+    # 3 --vllm-version, 4 --dtype.
+    values = [(0, "engine.max_num_seqs=32,64,128"), (0, "workload.arrival.rate_qps=0.5:4:0.5"),
+              (0, 'workload.prompt_tokens={"type":"uniform","min":1,"max":9},[1,2]'),
+              (0, "a=1:0:1"), (0, "a=0:1e9:1e-9"), (1, "ttft:p99=0.5"), (1, "tpot:p50=40ms"),
+              (1, "e2e:p95=2s"), (1, "itl:p90=0"), (2, "8GiB"), (2, "512MiB"), (2, "0.5g"),
+              (2, "8589934592"), (2, "-1"), (3, "0.12"), (3, "v0.11.1rc6.dev115+gbc926c122"),
+              (3, "0.3"), (4, "bf16"), (4, "fp8"), (4, "int4"), (4, "auto")]
+    for i, (parser, value) in enumerate(values):
+        write("fuzz_cli_values", "value-%02d.txt" % i, chr(parser) + value)
+    text_dict("fuzz_cli_values", "flag value tokens",
+              ["\x00", "\x01", "\x02", "\x03", "\x04", "=", ",", ":", "{", "}", "[", "]", '"',
+               "ttft", "tpot", "itl", "e2e", "p50", "p90", "p95", "p99", "ms", "s", "GiB", "MiB",
+               "KiB", "B", "G", "nan", "inf", "1e308", "1e-320", "0x1p3", "v", "rc", "0.23",
+               "0.4", "bf16", "fp16", "fp32", "fp8", "int8", "int4", "engine.max_num_seqs"])
+
+
 if __name__ == "__main__":
     docs = scenarios()
     traces()
@@ -573,3 +591,4 @@ if __name__ == "__main__":
     loadtest_streams()
     prometheus_texts()
     endpoint_urls()
+    cli_values()
