@@ -9,8 +9,12 @@
 # all rows, split into the rows the host overheads were fitted on
 # (input = output = 1024) and the held-out rest. Usage:
 #   scripts/compare_published_h100.sh [--csv FILE] [--protocol steady|inferencex|aiperf]
-#                                     [--spread FRACTION] [--set KEY=VALUE]...
+#                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
 #   (--protocol: how the benchmark issued the rows — docs/validation.md, point 6;
+#   --split, with a protocol that keeps the start in its means (inferencex, aiperf), prints
+#   instead the simulated mean TTFT of the first `clients` requests (sent at once) and of the
+#   rest, and the rest's mean TTFT that the measured mean implies if the start is as simulated
+#   — docs/validation.md, point 7;
 #   --set goes to every simulate, e.g. --set service='"none"' for the engine alone;
 #   --spread 0.3 draws each output length uniformly within ±30% of the row's, a device that
 #   keeps simulated clients dispersed — docs/validation.md, point 3 — not a model of the runs)
@@ -21,9 +25,11 @@ csv=../shared/reference/measured/published-vllm-h100-qwen3-32b.csv
 extra=()
 spread=0
 protocol=steady
+split=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --csv) csv="$2"; shift 2 ;;
+    --split) split=1; shift ;;
     --set) extra+=(--set "$2"); shift 2 ;;
     --spread) spread="$2"; shift 2 ;;
     --protocol) protocol="$2"; shift 2 ;;
@@ -39,6 +45,8 @@ awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --protocol must be steady, inferencex or aiperf (got '$protocol')" >&2; exit 2; }
 [[ "$protocol" == steady || "$spread" == 0 ]] ||
   { echo "error: --spread goes with --protocol steady; inferencex draws its own lengths" >&2; exit 2; }
+[[ "$split" == 0 || "$protocol" != steady ]] ||
+  { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex or aiperf" >&2; exit 2; }
 
 output_tokens() {  # the row's output length, or a uniform spread around it
   awk -v o="$1" -v f="$spread" 'BEGIN {
@@ -50,13 +58,27 @@ range_ratio() {  # lengths uniform in [0.8 L, L], as bench_serving's --random-ra
   awk -v l="$1" 'BEGIN { printf "{\"type\":\"uniform\",\"min\":%d,\"max\":%d}\n", l * 0.8, l }'
 }
 rows=$(mktemp)
-trap 'rm -f "$rows"' EXIT
+runs=$(mktemp -d)
+trap 'rm -rf "$rows" "$runs"' EXIT
+
+# Mean TTFT (ms) of the first `clients` requests, of the rest, and the rest's mean that the
+# measured mean implies with that start: requests.csv of the row's run, clients, measured ms.
+start_and_rest() {
+  awk -F, -v c="$2" -v m="$3" '
+    NR == 1 { for (i = 1; i <= NF; ++i) if ($i == "ttft_s") col = i; next }
+    { t = 1000 * $col; if ($1 < c) { a += t; na++ } else { b += t; nb++ } }
+    END { printf "%.1f %.1f %.1f\n", a / na, b / nb, (m * (na + nb) - a) / nb }' "$1"
+}
 
 mean_ms() {  # metric, flattened JSON
   printf '%s' "$2" | sed -n "s/.*\"$1\":{[^}]*\"mean_ms\":\\([0-9.e+-]*\\).*/\\1/p"
 }
 
-echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
+if [[ "$split" == 1 ]]; then
+  echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | start (simulated) | rest (simulated) | rest (implied) | implied / simulated |"
+else
+  echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
+fi
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
 tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ ttft tpot; do
   # A row that names its precision (fp8: `--quantization fp8`) served its weights in it.
@@ -78,13 +100,21 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
     prompt="$(range_ratio "$isl")"
     output="$(range_ratio "$osl")"
   fi
-  out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json \
+  folder=()
+  [[ "$split" == 1 ]] && folder=(--out "$runs/row")
+  out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json ${folder[@]+"${folder[@]}"} \
         --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
         --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
         --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
         ${weights[@]+"${weights[@]}"} ${extra[@]+"${extra[@]}"} | tr -d '\n ')
   printf '%s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
     "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" >> "$rows"
+  if [[ "$split" == 1 ]]; then
+    read -r start rest implied < <(start_and_rest "$runs/row/requests.csv" "$conc" "$ttft")
+    awk -v s="$start" -v r="$rest" -v i="$implied" '{ printf "| %d | %s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n",
+         $1, $9, $2, $3, $4, $5, $6, s, r, i, i / r }' <(tail -n 1 "$rows")
+    continue
+  fi
   awk '{ printf "| %d | %s | %d | %d | %d | %.1f | %.1f | %+.0f%% | %.2f | %.2f | %+.0f%% |\n",
          $1, $9, $2, $3, $4, $5, $6, 100 * ($6 - $5) / $5, $7, $8, 100 * ($8 - $7) / $7 }' \
     <(tail -n 1 "$rows")
