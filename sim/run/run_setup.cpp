@@ -138,6 +138,15 @@ nlohmann::json disaggregation_json(const Simulation& sim) {
           {"decode_router", std::string(router_policy_name(d.decode_router))}};
 }
 
+// Which of a disaggregated deployment's roles schedule asynchronously, as the first line says.
+const char* async_roles(const DisaggregationSpec& d) {
+  const bool prefill = d.prefill.engine.async_scheduling;
+  const bool decode = d.decode.engine.async_scheduling;
+  if (prefill && decode) return " with async scheduling";
+  if (prefill) return " (async scheduling on the prefill instances)";
+  return decode ? " (async scheduling on the decode instances)" : "";
+}
+
 }  // namespace
 
 nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
@@ -196,12 +205,13 @@ std::string setup_line(const Simulation& sim, const RunSetup& setup) {
   char text[640];
   if (c.disaggregation.enabled) {
     std::snprintf(text, sizeof text,
-                  "%s: %s (%s) on %d GPUs disaggregated: %s, %s engine, service %s, seed %llu, "
+                  "%s: %s (%s) on %d GPUs disaggregated: %s, %s engine%s, service %s, seed %llu, "
                   "servesim %s",
                   setup.scenario.c_str(), c.model.name.c_str(), weights_dtype(c).c_str(),
                   c.disaggregation.total_gpus(), c.disaggregation.describe().c_str(),
-                  kMirroredEngine, service_text(c.service, setup).c_str(),
-                  static_cast<unsigned long long>(c.seed), setup.servesim_version.c_str());
+                  kMirroredEngine, async_roles(c.disaggregation),
+                  service_text(c.service, setup).c_str(), static_cast<unsigned long long>(c.seed),
+                  setup.servesim_version.c_str());
     return text;
   }
   std::snprintf(text, sizeof text,

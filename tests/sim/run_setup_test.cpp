@@ -101,5 +101,23 @@ TEST(RunSetup, OneLineHeader) {
                       "API server (default), seed 7, servesim 0.1.0");
 }
 
+TEST(RunSetup, AsynchronousSchedulingIsNamedInTheHeaderAndTheSetup) {
+  nlohmann::json j = scenario_json();
+  j["engine"]["async_scheduling"] = true;
+  const Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_NE(setup_line(sim, setup_for(j)).find("continuous batching with async scheduling, "),
+            std::string::npos);
+  EXPECT_EQ(setup_json(sim, setup_for(j))["engine"]["async_scheduling"], true);
+
+  nlohmann::json split = scenario_json();
+  split["disaggregation"] = {
+      {"prefill", {{"instances", 1}}},
+      {"decode", {{"instances", 1}, {"engine", {{"async_scheduling", true}}}}}};
+  const Simulation disaggregated(parse_scenario(split, "", "test", Catalog()).config);
+  EXPECT_NE(setup_line(disaggregated, setup_for(split))
+                .find("engine (async scheduling on the decode instances), "),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace servesim
