@@ -75,17 +75,26 @@ std::optional<std::string> Scheduler::refusal(const Request& request) const {
     return "prompt of " + std::to_string(prompt) + " tokens does not fit max_model_len " +
            std::to_string(max_len) + " with room for an output token";
   }
-  // The longest the sequence can become; the KV cache holds all but its last token, plus the
-  // slots of drafts verified on top of it (never beyond max_model_len - 1).
-  const int64_t longest = std::min(prompt + request.max_output_tokens, max_len);
-  const int64_t blocks =
-      kv_.blocks_for_tokens(std::min(longest - 1 + config_.num_speculative_tokens, max_len - 1));
-  if (blocks > kv_.pool().num_usable_blocks()) {
-    return "needs up to " + std::to_string(blocks) + " KV blocks (" + std::to_string(prompt) +
-           " prompt + " + std::to_string(longest - prompt) + " output tokens) but num_gpu_blocks " +
-           "leaves only " + std::to_string(kv_.pool().num_usable_blocks());
+  const Extent e = extent_of(request);
+  if (e.blocks > kv_.pool().num_usable_blocks()) {
+    return "needs up to " + std::to_string(e.blocks) + " KV blocks (" + std::to_string(prompt) +
+           " prompt + " + std::to_string(e.longest - prompt) +
+           " output tokens) but num_gpu_blocks leaves only " +
+           std::to_string(kv_.pool().num_usable_blocks());
   }
   return std::nullopt;
+}
+
+Scheduler::Extent Scheduler::extent_of(const Request& request) const {
+  // The longest the sequence can become; the KV cache holds all but its last token, plus the
+  // slots of drafts verified on top of it (never beyond max_model_len - 1).
+  const int64_t max_len = config_.max_model_len;
+  Extent e;
+  e.longest = std::min(
+      static_cast<int64_t>(request.prompt_token_ids.size()) + request.max_output_tokens, max_len);
+  e.blocks =
+      kv_.blocks_for_tokens(std::min(e.longest - 1 + config_.num_speculative_tokens, max_len - 1));
+  return e;
 }
 
 bool Scheduler::add_request(Request request) {
@@ -98,10 +107,7 @@ bool Scheduler::add_request(Request request) {
     return false;
   }
   const int64_t prompt = static_cast<int64_t>(request.prompt_token_ids.size());
-  const int64_t max_len = config_.max_model_len;
-  const int64_t longest = std::min(prompt + request.max_output_tokens, max_len);
-  const int64_t blocks =
-      kv_.blocks_for_tokens(std::min(longest - 1 + config_.num_speculative_tokens, max_len - 1));
+  const auto [longest, blocks] = extent_of(request);
 
   const int32_t s = acquire_slot();
   Sequence& seq = slab_[s];

@@ -133,6 +133,12 @@ class Scheduler {
     return seq.num_computed_tokens < seq.num_prompt_tokens ||
            seq.num_computed_tokens + 1 < seq.num_tokens();
   }
+  // The most tokens a request's sequence can reach and the KV blocks it then holds.
+  struct Extent {
+    int64_t longest = 0;  // tokens
+    int64_t blocks = 0;
+  };
+  Extent extent_of(const Request& request) const;
   void reject(const Request& request, std::string reason);
   void schedule_running(RunFilter filter, int& budget, bool& preempted);
   void schedule_waiting(int& budget);
