@@ -1,10 +1,10 @@
 // random_scenario(): a random but valid scenario for the property test — a catalog model and
 // GPU, TP/PP/DP, vLLM engine flags (chunked prefill, prefix caching, max_num_seqs, token
-// budget, max_model_len, batching policy, queue order, async scheduling), a router, an arrival process (open,
-// closed, stepped) or a bundled trace, length distributions, shared prefixes and multi-turn
-// sessions, and the service path above the engine (none, vLLM's API server, or a drawn network,
-// gateway with rate limits and a timeout, API server, stages, client timeouts and retries, a
-// client machine, tenants with priorities and quotas), and agent workflows (llm, tool, parallel,
+// budget, max_model_len, batching policy, queue order, async scheduling), a router, an arrival
+// process (open, closed, stepped) or a bundled trace, length distributions, shared prefixes and
+// multi-turn sessions, and the service path above the engine (none, vLLM's API server, or a drawn
+// network, gateway with rate limits and a timeout, API server, stages, client timeouts and retries,
+// a client machine, tenants with priorities and quotas), and agent workflows (llm, tool, parallel,
 // branch, loop and subtask steps, caches, context policies) on one or two deployments. The
 // same seed gives the same scenario on every platform (servesim's own Rng).
 // Stateless; thread-safe.
