@@ -33,6 +33,8 @@ namespace {
 constexpr int kMaxInt = std::numeric_limits<int>::max();
 const char* const kInvalidStyle = "border: 1px solid #c62828;";
 const char* const kArrivalTypeKey = "workload.arrival.type";
+// A check box's value when the scenario lacks its key (a bool property; unset: checked).
+const char* const kWhenAbsent = "servesim_when_absent";
 const char* const kPrefixGroupsKey = "workload.shared_prefix.groups";
 // Tokens of a shared prefix the form adds with its first group (a typical system prompt).
 constexpr int kDefaultPrefixTokens = 512;
@@ -146,6 +148,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   async->setToolTip(
       tr("--async-scheduling (vLLM 0.14 and later turn it on): host work overlaps the GPU's, "
          "a new request waits one step more; off by default (docs/scheduler.md)"));
+  async->setProperty(kWhenAbsent, false);  // servesim's default, not vLLM 0.14's
   form->addRow(QString(), async);
   add_field("engine.async_scheduling", async,
             {QStringLiteral("async_scheduling"), QStringLiteral("--async-scheduling")});
@@ -434,8 +437,10 @@ void ScenarioEditor::refresh() {
       const double fallback = f.key == "engine.gpu_memory_utilization" ? 0.9 : 0.0;
       dspin->setValue(v && v->is_number() ? v->get<double>() : fallback);
     } else if (auto* check = qobject_cast<QCheckBox*>(f.widget)) {
-      // Absent: vLLM's default, prefix caching on, and servesim's, asynchronous scheduling off.
-      check->setChecked(v && v->is_boolean() ? v->get<bool>() : f.key != "engine.async_scheduling");
+      // Absent: the box's kWhenAbsent, else on (vLLM's defaults, such as prefix caching).
+      const QVariant absent = check->property(kWhenAbsent);
+      check->setChecked(v && v->is_boolean() ? v->get<bool>()
+                                             : !absent.isValid() || absent.toBool());
     }
     bool invalid = false;
     for (const QString& needle : f.needles) invalid = invalid || error.contains(needle);

@@ -59,6 +59,13 @@ void Replica::release_held(bool all) {
   held_.resize(kept);
 }
 
+void Replica::close_empty_schedule(const SchedulerOutput& out) {
+  kv_loads_.insert(kv_loads_.end(), out.kv_loads.begin(), out.kv_loads.end());
+  // The scheduler still expects an update, with no speculative step's counts left over in it.
+  result_.clear();
+  scheduler_.update(out, result_);
+}
+
 bool Replica::abort(uint64_t id) {
   const auto held =
       std::find_if(held_.begin(), held_.end(), [id](const Held& h) { return h.request.id == id; });
@@ -86,33 +93,27 @@ std::optional<double> Replica::begin_step(double now_s) {
     // sequence and a small KV cache; invariants seeds 3073 and 4179). A KV load that step
     // started is under way all the same, and the driver must still move its bytes (else its
     // request waits for them for ever; invariants seed 101612).
-    kv_loads_.assign(first->kv_loads.begin(), first->kv_loads.end());
-    result_.clear();
-    scheduler_.update(*first, result_);
+    close_empty_schedule(*first);
     scheduler_.release_waiting_blocks();
     first = &scheduler_.schedule();
   }
   if (first->empty() && !held_.empty()) {
     // The running requests could not go on (preempted, or waiting on KV loads): the step the
     // held requests waited for is empty, and vLLM schedules them at once.
-    kv_loads_.insert(kv_loads_.end(), first->kv_loads.begin(), first->kv_loads.end());
-    result_.clear();
-    scheduler_.update(*first, result_);
+    close_empty_schedule(*first);
     release_held(true);
     first = &scheduler_.schedule();
   }
   const SchedulerOutput& out = *first;
-  kv_loads_.insert(kv_loads_.end(), out.kv_loads.begin(), out.kv_loads.end());
   host_store_step_ = out.step;
   host_store_blocks_ = out.num_host_store_blocks;
   if (out.empty()) {
     // Nothing runnable (a static batch gathering, a decode instance's only request still
-    // pulling its KV); the scheduler still expects an update, with no speculative step's
-    // counts left over in it.
-    result_.clear();
-    scheduler_.update(out, result_);
+    // pulling its KV).
+    close_empty_schedule(out);
     return std::nullopt;
   }
+  kv_loads_.insert(kv_loads_.end(), out.kv_loads.begin(), out.kv_loads.end());
   current_ = &out;
   busy_ = true;
   step_start_s_ = now_s;

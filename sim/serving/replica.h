@@ -120,6 +120,9 @@ class Replica {
   // The end shared by both end_step() paths: update, transfers seen, requests reported.
   void close_step(double now_s, ReplicaListener& listener);
   void report_left(const FinishedRequest& done, double now_s, ReplicaListener& listener);
+  // Applies a schedule that runs nothing, keeping the KV loads it started (the driver must
+  // still move their bytes).
+  void close_empty_schedule(const SchedulerOutput& out);
   // Hands held requests to the scheduler: those that arrived before the step that just
   // ended, and all of them when no running request fills the next step (`all`).
   void release_held(bool all);

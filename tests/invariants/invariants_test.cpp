@@ -405,9 +405,9 @@ struct AgentTally {
 
 // What the deployments among the runs covered: asynchronous scheduling, and what the
 // disaggregated ones had.
-struct DisaggregationTally {
+struct DeploymentTally {
   uint64_t async_scheduling = 0;  // runs whose own engine schedules asynchronously
-  uint64_t runs = 0;              // disaggregated runs
+  uint64_t disaggregated = 0;     // disaggregated runs
   uint64_t host_tier = 0;         // a role (or both) with a KV offload tier
   uint64_t wide_ep = 0;           // a role whose instances are lock-stepped expert-parallel servers
 
@@ -415,7 +415,7 @@ struct DisaggregationTally {
     async_scheduling += sim.memory_plan().engine.async_scheduling;
     const DisaggregationSpec& d = sim.config().disaggregation;
     if (!d.enabled) return;
-    ++runs;
+    ++disaggregated;
     host_tier += sim.prefill_memory_plan().num_host_kv_blocks > 0 ||
                  sim.memory_plan().num_host_kv_blocks > 0;
     wide_ep += d.prefill.parallel.lockstep() || d.decode.parallel.lockstep();
@@ -426,7 +426,7 @@ struct DisaggregationTally {
 // deployment cannot run (does not fit, TP does not divide the heads): a valid refusal.
 std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Catalog& catalog,
                                                        AgentTally& tally,
-                                                       DisaggregationTally& disaggregated) {
+                                                       DeploymentTally& deployments) {
   const DrawnScenario d = testing::random_scenario(seed);
   std::optional<Simulation> sim;
   try {
@@ -437,7 +437,7 @@ std::optional<std::vector<std::string>> check_scenario(uint64_t seed, const Cata
   CheckingObserver observer(!d.client_machine, seed % 2 == 0);
   const SimulationResult result = sim->run(observer);
   tally.add(d, observer.sessions);
-  disaggregated.add(*sim);
+  deployments.add(*sim);
   std::vector<std::string> problems = observer.problems;
   // A record does not say which deployment served it: each is held to the largest limit.
   int max_model_len = sim->scheduler_config().max_model_len;
@@ -477,7 +477,7 @@ TEST(Invariants, HoldOverRandomDeployments) {
   const auto start = std::chrono::steady_clock::now();
   uint64_t ran = 0, refused = 0;
   AgentTally agents;
-  DisaggregationTally disaggregated;
+  DeploymentTally deployments;
   for (uint64_t i = 0; i < runs; ++i) {
     const uint64_t seed = first + i;
     // Replaying one seed shows its scenario first, so one that never ends can be read too.
@@ -487,7 +487,7 @@ TEST(Invariants, HoldOverRandomDeployments) {
     }
     std::optional<std::vector<std::string>> problems;
     try {
-      problems = check_scenario(seed, catalog, agents, disaggregated);
+      problems = check_scenario(seed, catalog, agents, deployments);
     } catch (const std::exception& e) {  // a broken block pool (logic_error), or worse
       problems = std::vector<std::string>{std::string("threw: ") + e.what()};
     }
@@ -524,10 +524,10 @@ TEST(Invariants, HoldOverRandomDeployments) {
   std::printf(
       "  %llu disaggregated (%llu with a host KV tier, %llu with wide EP in a role), %llu "
       "scheduling asynchronously\n",
-      static_cast<unsigned long long>(disaggregated.runs),
-      static_cast<unsigned long long>(disaggregated.host_tier),
-      static_cast<unsigned long long>(disaggregated.wide_ep),
-      static_cast<unsigned long long>(disaggregated.async_scheduling));
+      static_cast<unsigned long long>(deployments.disaggregated),
+      static_cast<unsigned long long>(deployments.host_tier),
+      static_cast<unsigned long long>(deployments.wide_ep),
+      static_cast<unsigned long long>(deployments.async_scheduling));
   // The generator must mostly draw deployments that run, or the test checks little; and over
   // the CI's 200 draws, agent sessions on two deployments that fail, that complete through a
   // fallback and that skip optional steps, disaggregated deployments with a host KV tier
@@ -539,9 +539,9 @@ TEST(Invariants, HoldOverRandomDeployments) {
     EXPECT_GT(agents.failed, 0u);
     EXPECT_GT(agents.answered_by_fallback, 0u);
     EXPECT_GT(agents.skipped_steps, 0u);
-    EXPECT_GT(disaggregated.host_tier, 0u);
-    EXPECT_GT(disaggregated.wide_ep, 0u);
-    EXPECT_GT(disaggregated.async_scheduling, 0u);
+    EXPECT_GT(deployments.host_tier, 0u);
+    EXPECT_GT(deployments.wide_ep, 0u);
+    EXPECT_GT(deployments.async_scheduling, 0u);
   }
 }
 
