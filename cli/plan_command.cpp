@@ -271,15 +271,7 @@ CLI::App* add_plan_command(CLI::App& app, PlanCommandOptions& o) {
 }
 
 int run_plan_command(const PlanCommandOptions& o) {
-  const std::unique_ptr<WorkShare> share = join_process_work_share();
-  try {
-    return run_plan(o, *share);
-  } catch (const ConfigError&) {
-    // Every rank fails alike (the plan is deterministic and share_for spreads errors);
-    // rank 0 reports it.
-    if (share->rank() != 0) return 2;
-    throw;
-  }
+  return run_with_process_work_share([&o](WorkShare& share) { return run_plan(o, share); });
 }
 
 }  // namespace servesim

@@ -8,6 +8,7 @@
 // Not thread-safe: call from the main thread.
 #pragma once
 
+#include <functional>
 #include <memory>
 
 #include "plan/work_share.h"
@@ -15,5 +16,12 @@
 namespace servesim {
 
 std::unique_ptr<WorkShare> join_process_work_share();
+
+// Runs `job` on a freshly joined work share and returns its exit status. Every rank fails
+// alike on bad input (the job is deterministic), so a ConfigError is rank 0's to print: it
+// prints main's "error: ..." line and every rank returns 2. Rank 0 prints before MPI is
+// finalised: finalising is where the ranks meet last, and once rank 1 has exited with 2 the
+// launcher may kill rank 0 at any moment, its line unprinted.
+int run_with_process_work_share(const std::function<int(WorkShare&)>& job);
 
 }  // namespace servesim

@@ -77,13 +77,7 @@ int run(const SweepCommandOptions& options, WorkShare& share) {
 }  // namespace
 
 int run_sweep_command(const SweepCommandOptions& options) {
-  const std::unique_ptr<WorkShare> share = join_process_work_share();
-  try {
-    return run(options, *share);
-  } catch (const ConfigError&) {
-    if (share->rank() != 0) return 2;  // every rank fails alike; rank 0 reports it
-    throw;
-  }
+  return run_with_process_work_share([&options](WorkShare& share) { return run(options, share); });
 }
 
 }  // namespace servesim
