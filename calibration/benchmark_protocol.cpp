@@ -16,11 +16,21 @@ BenchmarkProtocol BenchmarkProtocol::inferencex() {
                            .range_ratio = 0.8};
 }
 
+BenchmarkProtocol BenchmarkProtocol::aiconfigurator() {
+  return BenchmarkProtocol{.name = "aiconfigurator",
+                           .requests_per_client = 20,
+                           .min_requests = 0,
+                           .warmup_per_client = 0,
+                           .range_ratio = 1.0,
+                           .generated_engine_limits = true};
+}
+
 BenchmarkProtocol BenchmarkProtocol::named(const std::string& name, const std::string& field) {
   if (name == "steady") return steady();
   if (name == "inferencex") return inferencex();
-  throw ConfigError(field + ": expected steady or inferencex (how the published runs were " +
-                    "benchmarked; docs/calibrate-serving.md), got '" + name + "'");
+  if (name == "aiconfigurator") return aiconfigurator();
+  throw ConfigError(field + ": expected steady, inferencex or aiconfigurator (how the published " +
+                    "runs were benchmarked; docs/calibrate-serving.md), got '" + name + "'");
 }
 
 }  // namespace servesim

@@ -23,6 +23,14 @@ struct BenchmarkProtocol {
   // Lengths drawn uniformly in [range_ratio x L, L] around the stated L, as SGLang's
   // bench_serving draws them for --random-range-ratio; 1: exactly L.
   double range_ratio = 1.0;
+  // Whether the deployment was started with the engine limits a generator derived from the same
+  // load, rather than vLLM's defaults: aiconfigurator's generator (its rule_plugin/vllm.rule,
+  // --max-num-batched-tokens since its PR #238 of 2026-01-08) writes, for a deployment of batch
+  // size B serving prompts of ISL and answers of OSL tokens, --max-num-seqs B,
+  // --max-num-batched-tokens B + ISL + kGeneratedTokenMargin and --max-model-len ISL + OSL +
+  // kGeneratedTokenMargin. A published row's simulation takes them with B = its concurrency.
+  bool generated_engine_limits = false;
+  static constexpr int kGeneratedTokenMargin = 1500;  // tokens
 
   // servesim's convention (scripts/compare_published_h100.sh --protocol steady): the steady
   // state of exact-length clients, max(8 x clients, 200) requests, the first 2 x clients left
@@ -32,6 +40,13 @@ struct BenchmarkProtocol {
   // with --random-range-ratio 0.8 and --num-prompts 10 x concurrency, one warm-up request not
   // counted): 10 x clients requests with lengths in [0.8 L, L], none left out.
   static BenchmarkProtocol inferencex();
+  // How aiconfigurator's generated deployments are benchmarked (its benchmark/bench_run.sh
+  // template: aiperf profile with --isl-stddev/--osl-stddev 0, ignore_eos, --num-requests
+  // 20 x concurrency after a warm-up phase of 2 x concurrency requests that is not in the
+  // results), on the engine limits its generator writes: 20 x clients requests of exact
+  // lengths, all in the means (the measured phase starts every client at once again), and
+  // generated_engine_limits.
+  static BenchmarkProtocol aiconfigurator();
   // One of the above by name; anything else is a ConfigError naming `field` and the choices.
   static BenchmarkProtocol named(const std::string& name, const std::string& field);
 };

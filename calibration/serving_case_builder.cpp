@@ -6,6 +6,7 @@
 
 #include "calibration/measured_run_reader.h"
 #include "models/config_error.h"
+#include "models/engine_config.h"
 #include "sim/workload/replay_source.h"
 
 namespace servesim {
@@ -90,6 +91,16 @@ LengthDistribution length_of(double tokens, double range_ratio, const std::strin
                                        "");
 }
 
+// The limits BenchmarkProtocol::generated_engine_limits describes, for `clients` in flight.
+void set_generated_engine_limits(uint64_t clients, double prompt, double output,
+                                 EngineConfig& engine) {
+  const auto tokens = [](double t) { return static_cast<int>(std::lround(t)); };
+  const int margin = BenchmarkProtocol::kGeneratedTokenMargin;
+  engine.max_num_seqs = static_cast<int>(std::min<uint64_t>(clients, 1'000'000));
+  engine.max_num_batched_tokens = engine.max_num_seqs + tokens(prompt) + margin;
+  engine.max_model_len = tokens(prompt) + tokens(output) + margin;
+}
+
 void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
   const MetricsSummary& s = run.summary;
   const double prompt =
@@ -111,6 +122,7 @@ void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
                                static_cast<uint64_t>(p.min_requests));
     c.metrics.warmup_requests = static_cast<uint64_t>(p.warmup_per_client) * clients;
     range_ratio = p.range_ratio;
+    if (p.generated_engine_limits) set_generated_engine_limits(clients, prompt, output, c.engine);
   } else {
     c.metrics.warmup_requests = 0;
   }

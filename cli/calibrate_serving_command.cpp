@@ -170,7 +170,7 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
       ->required()
       ->expected(1, -1);
   c->add_option("--published-protocol", o.published_protocol,
-                "How published rows were benchmarked: steady or inferencex")
+                "How published rows were benchmarked: steady, inferencex or aiconfigurator")
       ->capture_default_str();
   c->add_option("--model", o.model, "Without a scenario: catalog name or model JSON");
   c->add_option("--gpu", o.gpu, "Without a scenario: catalog GPU name or JSON");

@@ -8,10 +8,14 @@
 # weights (engine.dtype). Prints a markdown table and the mean absolute percentage errors over
 # all rows, split into the rows the host overheads were fitted on
 # (input = output = 1024) and the held-out rest. Usage:
-#   scripts/compare_published_h100.sh [--csv FILE] [--protocol steady|inferencex|aiperf]
+#   scripts/compare_published_h100.sh [--csv FILE]
+#                                     [--protocol steady|inferencex|aiperf|aiconfigurator]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
 #   (--protocol: how the benchmark issued the rows — docs/validation.md, point 6;
-#   --split, with a protocol that keeps the start in its means (inferencex, aiperf), prints
+#   aiconfigurator: aiperf's requests on the engine limits aiconfigurator's generator writes,
+#   --max-num-seqs = clients, --max-num-batched-tokens = clients + ISL + 1500, --max-model-len =
+#   ISL + OSL + 1500 — docs/validation.md, point 8;
+#   --split, with a protocol that keeps the start in its means (all but steady), prints
 #   instead the simulated mean TTFT of the first `clients` requests (sent at once) and of the
 #   rest, and the rest's mean TTFT that the measured mean implies if the start is as simulated
 #   — docs/validation.md, point 7;
@@ -41,12 +45,12 @@ bin="${SERVESIM_BIN:-./build/default/cli/servesim}"
 [[ -r "$csv" ]] || { echo "error: cannot read $csv" >&2; exit 2; }
 awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --spread must be a fraction in [0, 1), e.g. 0.3 (got '$spread')" >&2; exit 2; }
-[[ "$protocol" == steady || "$protocol" == inferencex || "$protocol" == aiperf ]] ||
-  { echo "error: --protocol must be steady, inferencex or aiperf (got '$protocol')" >&2; exit 2; }
+[[ "$protocol" =~ ^(steady|inferencex|aiperf|aiconfigurator)$ ]] ||
+  { echo "error: --protocol must be steady, inferencex, aiperf or aiconfigurator (got '$protocol')" >&2; exit 2; }
 [[ "$protocol" == steady || "$spread" == 0 ]] ||
   { echo "error: --spread goes with --protocol steady; inferencex draws its own lengths" >&2; exit 2; }
 [[ "$split" == 0 || "$protocol" != steady ]] ||
-  { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex or aiperf" >&2; exit 2; }
+  { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex, aiperf or aiconfigurator" >&2; exit 2; }
 
 output_tokens() {  # the row's output length, or a uniform spread around it
   awk -v o="$1" -v f="$spread" 'BEGIN {
@@ -89,7 +93,7 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
     warmup=$(( conc * 2 ))
     prompt="$isl"
     output="$(output_tokens "$osl")"
-  elif [[ "$protocol" == aiperf ]]; then
+  elif [[ "$protocol" == aiperf || "$protocol" == aiconfigurator ]]; then
     requests=$(( conc * 20 ))
     warmup=0
     prompt="$isl"
@@ -100,13 +104,18 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
     prompt="$(range_ratio "$isl")"
     output="$(range_ratio "$osl")"
   fi
+  limits=()
+  [[ "$protocol" == aiconfigurator ]] &&
+    limits=(--set engine.max_num_seqs="$conc" --set engine.max_num_batched_tokens=$(( conc + isl + 1500 ))
+            --set engine.max_model_len=$(( isl + osl + 1500 )))
   folder=()
   [[ "$split" == 1 ]] && folder=(--out "$runs/row")
   out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json ${folder[@]+"${folder[@]}"} \
         --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
         --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
         --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
-        ${weights[@]+"${weights[@]}"} ${extra[@]+"${extra[@]}"} | tr -d '\n ')
+        ${weights[@]+"${weights[@]}"} ${limits[@]+"${limits[@]}"} ${extra[@]+"${extra[@]}"} |
+        tr -d '\n ')
   printf '%s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
     "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" >> "$rows"
   if [[ "$split" == 1 ]]; then

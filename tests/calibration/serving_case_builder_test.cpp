@@ -166,8 +166,30 @@ TEST(ServingCaseBuilder, APublishedRowIsIssuedByItsBenchmarkProtocol) {
   EXPECT_EQ(most, 1024);
   EXPECT_NE(error_of([] {
               BenchmarkProtocol::named("aiperf", "--published-protocol");
-            }).find("--published-protocol: expected steady or inferencex"),
+            }).find("--published-protocol: expected steady, inferencex or aiconfigurator"),
             std::string::npos);
+  // Neither protocol sizes the engine: the base scenario's limits stand (0: vLLM's defaults).
+  EXPECT_EQ(c.config.engine.max_num_batched_tokens, 0);
+  EXPECT_EQ(c.config.engine.max_num_seqs, 0);
+}
+
+TEST(ServingCaseBuilder, AiconfiguratorsProtocolRunsTheRowOnTheLimitsItsGeneratorWrites) {
+  // aiperf's requests (20 x clients, exact lengths, all in the means) on --max-num-seqs B,
+  // --max-num-batched-tokens B + ISL + 1500 and --max-model-len ISL + OSL + 1500, B = clients.
+  const MeasuredRun run =
+      read_published_serving_rows(kRows, BenchmarkProtocol::aiconfigurator())[1];
+  const ServingFitCase c = make_serving_case(run, qwen_on_h100(), Catalog());
+  const WorkloadSpec& w = c.config.workload;
+  EXPECT_EQ(w.clients, 8);
+  EXPECT_EQ(w.num_requests, 160u);
+  EXPECT_EQ(c.config.metrics.warmup_requests, 0u);
+  EXPECT_EQ(w.prompt_tokens.mean(), 1024);
+  EXPECT_EQ(w.output_tokens.mean(), 128);
+  EXPECT_EQ(c.config.engine.max_num_seqs, 8);
+  EXPECT_EQ(c.config.engine.max_num_batched_tokens, 8 + 1024 + 1500);
+  EXPECT_EQ(c.config.engine.max_model_len, 1024 + 128 + 1500);
+  EXPECT_EQ(BenchmarkProtocol::named("aiconfigurator", "--published-protocol").name,
+            "aiconfigurator");
 }
 
 TEST(ServingCaseBuilder, AnAggregateRunIssuesItsOwnCountAtItsRate) {
