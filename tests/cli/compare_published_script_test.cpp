@@ -14,12 +14,26 @@
 namespace servesim {
 namespace {
 
-std::string run_script(const std::string& csv) {
-  const testing::CliResult r = testing::run_command(
-      "env SERVESIM_BIN=" + std::string(SERVESIM_BIN) + " bash " +
-      std::string(SERVESIM_SOURCE_DIR) + "/scripts/compare_published_h100.sh --csv " + csv);
+testing::CliResult run_script_with(const std::string& csv, const std::string& flags) {
+  return testing::run_command("env SERVESIM_BIN=" + std::string(SERVESIM_BIN) + " bash " +
+                              std::string(SERVESIM_SOURCE_DIR) +
+                              "/scripts/compare_published_h100.sh --csv " + csv + " " + flags);
+}
+
+std::string run_script(const std::string& csv, const std::string& flags = "") {
+  const testing::CliResult r = run_script_with(csv, flags);
   EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
   return r.out;
+}
+
+std::filesystem::path write_rows(const std::string& name, const std::string& rows) {
+  const std::filesystem::path csv =
+      std::filesystem::temp_directory_path() /
+      ("servesim_compare_published_" + name + "_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(csv) << "engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,pp,"
+                        "ttft_ms,tpot_ms\n"
+                     << rows;
+  return csv;
 }
 
 // The table's cells of the row whose second cell is `weights`.
@@ -41,12 +55,9 @@ std::vector<std::string> row_of(const std::string& table, const std::string& wei
 
 TEST(ComparePublishedScript, AnFp8RowIsSimulatedWithFp8Weights) {
   const std::filesystem::path csv =
-      std::filesystem::temp_directory_path() /
-      ("servesim_compare_published_fp8_" + std::to_string(::getpid()) + ".csv");
-  std::ofstream(csv) << "engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,pp,"
-                        "ttft_ms,tpot_ms\n"
-                        "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,8,2,1,150,10\n"
-                        "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n";
+      write_rows("fp8",
+                 "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,8,2,1,150,10\n"
+                 "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
   const std::string out = run_script(csv.string());
   std::filesystem::remove(csv);
   EXPECT_NE(out.find("All 2 rows."), std::string::npos) << out;
@@ -56,6 +67,25 @@ TEST(ComparePublishedScript, AnFp8RowIsSimulatedWithFp8Weights) {
   const double bf16_tpot = std::stod(row_of(out, "bf16")[9]);
   EXPECT_GT(fp8_tpot, 0);
   EXPECT_LT(fp8_tpot, 0.8 * bf16_tpot) << out;
+}
+
+TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGeneratedLimits) {
+  // The same aiperf requests (20 x clients of exact lengths, the start in the means): on vLLM's
+  // default budget of 8,192 tokens the eight 1,024-token prompts share prefill steps in a
+  // lock-step cohort of eight; on 8 + 1,024 + 1,500 tokens they go in groups of about two,
+  // so each waits for far fewer prefills (cell 6: predicted TTFT).
+  const std::filesystem::path csv =
+      write_rows("aic", "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154,18\n");
+  const double aiperf = std::stod(row_of(run_script(csv.string(), "--protocol aiperf"), "bf16")[6]);
+  const double generated =
+      std::stod(row_of(run_script(csv.string(), "--protocol aiconfigurator"), "bf16")[6]);
+  const testing::CliResult bad = run_script_with(csv.string(), "--protocol aiconfigurater");
+  std::filesystem::remove(csv);
+  EXPECT_LT(generated, 0.7 * aiperf) << generated << " " << aiperf;
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_NE(bad.err.find("--protocol must be steady, inferencex, aiperf or aiconfigurator"),
+            std::string::npos)
+      << bad.err;
 }
 
 }  // namespace
