@@ -24,7 +24,7 @@ struct CalibrateServingOptions {
   int tp = 1;                                 // without a scenario: tensor parallel size
   int max_model_len = 0;                      // without a scenario: tokens; 0 = the model's
   std::vector<std::string> measured;          // files or folders
-  std::string published_protocol = "steady";  // how published rows were benchmarked
+  std::string published_protocol = "aiconfigurator";  // how published rows were benchmarked
   std::string log;                            // a vLLM start-up log of the deployment; empty: none
   double holdout = 0.25;                      // fraction of the runs held out
   std::vector<std::string> fit;               // parameter names; empty: all that apply

@@ -11,7 +11,8 @@
 #   scripts/compare_published_h100.sh [--csv FILE]
 #                                     [--protocol steady|inferencex|aiperf|aiconfigurator]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
-#   (--protocol: how the benchmark issued the rows — docs/validation.md, point 6;
+#   (--protocol: how the benchmark issued the rows, default aiconfigurator — docs/validation.md,
+#   points 6 and 8;
 #   aiconfigurator: aiperf's requests on the engine limits aiconfigurator's generator writes,
 #   --max-num-seqs = clients, --max-num-batched-tokens = clients + ISL + 1500, --max-model-len =
 #   ISL + OSL + 1500 — docs/validation.md, point 8;
@@ -28,7 +29,7 @@ cd "$(dirname "$0")/.."
 csv=../shared/reference/measured/published-vllm-h100-qwen3-32b.csv
 extra=()
 spread=0
-protocol=steady
+protocol=aiconfigurator
 split=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
