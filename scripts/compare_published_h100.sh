@@ -49,7 +49,7 @@ awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
 [[ "$protocol" =~ ^(steady|inferencex|aiperf|aiconfigurator)$ ]] ||
   { echo "error: --protocol must be steady, inferencex, aiperf or aiconfigurator (got '$protocol')" >&2; exit 2; }
 [[ "$protocol" == steady || "$spread" == 0 ]] ||
-  { echo "error: --spread goes with --protocol steady; inferencex draws its own lengths" >&2; exit 2; }
+  { echo "error: --spread goes with --protocol steady; the other protocols draw their own lengths" >&2; exit 2; }
 [[ "$split" == 0 || "$protocol" != steady ]] ||
   { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex, aiperf or aiconfigurator" >&2; exit 2; }
 
