@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 
 #include "calibration/measured_run_reader.h"
 #include "models/config_error.h"
@@ -92,13 +93,18 @@ LengthDistribution length_of(double tokens, double range_ratio, const std::strin
 }
 
 // The limits BenchmarkProtocol::generated_engine_limits describes, for `clients` in flight.
+// Summed in doubles (exact here) and capped at INT_MAX: a row's lengths may each be up to
+// INT_MAX, and the scenario's own checks then refuse a max_model_len the model cannot take.
 void set_generated_engine_limits(uint64_t clients, double prompt, double output,
                                  EngineConfig& engine) {
-  const auto tokens = [](double t) { return static_cast<int>(std::lround(t)); };
-  const int margin = BenchmarkProtocol::kGeneratedTokenMargin;
-  engine.max_num_seqs = static_cast<int>(std::min<uint64_t>(clients, 1'000'000));
-  engine.max_num_batched_tokens = engine.max_num_seqs + tokens(prompt) + margin;
-  engine.max_model_len = tokens(prompt) + tokens(output) + margin;
+  const auto capped = [](double tokens) {
+    return static_cast<int>(std::min<double>(tokens, std::numeric_limits<int>::max()));
+  };
+  const double margin = BenchmarkProtocol::kGeneratedTokenMargin;
+  const double seqs = std::min<double>(static_cast<double>(clients), 1'000'000);
+  engine.max_num_seqs = capped(seqs);
+  engine.max_num_batched_tokens = capped(seqs + std::round(prompt) + margin);
+  engine.max_model_len = capped(std::round(prompt) + std::round(output) + margin);
 }
 
 void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {

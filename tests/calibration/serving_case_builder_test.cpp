@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "calibration/published_serving_rows.h"
 #include "calibration_test_util.h"
@@ -190,6 +191,14 @@ TEST(ServingCaseBuilder, AiconfiguratorsProtocolRunsTheRowOnTheLimitsItsGenerato
   EXPECT_EQ(c.config.engine.max_model_len, 1024 + 128 + 1500);
   EXPECT_EQ(BenchmarkProtocol::named("aiconfigurator", "--published-protocol").name,
             "aiconfigurator");
+
+  // Lengths as large as a row may state do not overflow the sums: they cap at INT_MAX.
+  MeasuredRun huge = run;
+  huge.prompt_tokens_per_request = std::numeric_limits<int>::max();
+  huge.output_tokens_per_request = std::numeric_limits<int>::max();
+  const ServingFitCase h = make_serving_case(huge, qwen_on_h100(), Catalog());
+  EXPECT_EQ(h.config.engine.max_num_batched_tokens, std::numeric_limits<int>::max());
+  EXPECT_EQ(h.config.engine.max_model_len, std::numeric_limits<int>::max());
 }
 
 TEST(ServingCaseBuilder, AnAggregateRunIssuesItsOwnCountAtItsRate) {
