@@ -17,17 +17,17 @@
 namespace servesim {
 
 struct CalibrateServingOptions {
-  std::string scenario;                       // base deployment; empty: built from model/gpu/tp
-  std::vector<std::string> overrides;         // --set key=value on the base scenario
-  std::string model;                          // without a scenario: the deployment's model
-  std::string gpu;                            // without a scenario: its GPU
-  int tp = 1;                                 // without a scenario: tensor parallel size
-  int max_model_len = 0;                      // without a scenario: tokens; 0 = the model's
-  std::vector<std::string> measured;          // files or folders
+  std::string scenario;                // base deployment; empty: built from model/gpu/tp
+  std::vector<std::string> overrides;  // --set key=value on the base scenario
+  std::string model;                   // without a scenario: the deployment's model
+  std::string gpu;                     // without a scenario: its GPU
+  int tp = 1;                          // without a scenario: tensor parallel size
+  int max_model_len = 0;               // without a scenario: tokens; 0 = the model's
+  std::vector<std::string> measured;   // files or folders
   std::string published_protocol = "aiconfigurator";  // how published rows were benchmarked
-  std::string log;                            // a vLLM start-up log of the deployment; empty: none
-  double holdout = 0.25;                      // fraction of the runs held out
-  std::vector<std::string> fit;               // parameter names; empty: all that apply
+  std::string log;               // a vLLM start-up log of the deployment; empty: none
+  double holdout = 0.25;         // fraction of the runs held out
+  std::vector<std::string> fit;  // parameter names; empty: all that apply
   int max_iterations = 12;
   int threads = 0;  // simulations in parallel; 0 = every core
   std::string out_dir;
