@@ -7,7 +7,7 @@
 # --max-concurrency` starts them; a row whose `precision` says fp8 is simulated with fp8
 # weights (engine.dtype). Prints a markdown table and the mean absolute percentage errors over
 # all rows, split into the rows the host overheads were fitted on
-# (input = output = 1024) and the held-out rest. Usage:
+# (input = output = 1024) and the held-out rest, and by weights when the rows mix them. Usage:
 #   scripts/compare_published_h100.sh [--csv FILE]
 #                                     [--protocol steady|inferencex|aiperf|aiconfigurator]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
@@ -61,6 +61,9 @@ output_tokens() {  # the row's output length, or a uniform spread around it
 
 range_ratio() {  # lengths uniform in [0.8 L, L], as bench_serving's --random-range-ratio 0.8
   awk -v l="$1" 'BEGIN { printf "{\"type\":\"uniform\",\"min\":%d,\"max\":%d}\n", l * 0.8, l }'
+}
+sort_weights() {  # the summary's first four lines as printed, the per-weights lines sorted
+  awk 'NR <= 4 { print; next } { print | "sort" }'
 }
 rows=$(mktemp)
 runs=$(mktemp -d)
@@ -131,11 +134,15 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
 done
 awk 'function abs(x) { return x < 0 ? -x : x }
      { k = ($2 == 1024 && $3 == 1024) ? "fit" : "held";
-              n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7 }
+              n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7
+              nw[$9]++; tw[$9] += abs($6 - $5) / $5; pw[$9] += abs($8 - $7) / $7 }
      END { na = n["fit"] + n["held"]
            printf "\nAll %d rows. Mean absolute error: TTFT %.1f%%, TPOT %.1f%%.\n",
                   na, 100 * (t["fit"] + t["held"]) / na, 100 * (p["fit"] + p["held"]) / na
            printf "Input = output = 1024 (the host overheads were fitted on these %d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
                   n["fit"], 100 * t["fit"] / n["fit"], 100 * p["fit"] / n["fit"]
            printf "Held out (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
-                  n["held"], 100 * t["held"] / n["held"], 100 * p["held"] / n["held"] }' "$rows"
+                  n["held"], 100 * t["held"] / n["held"], 100 * p["held"] / n["held"]
+           for (w in nw) if (nw[w] < na)
+             printf "%s weights (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
+                    w, nw[w], 100 * tw[w] / nw[w], 100 * pw[w] / nw[w] }' "$rows" | sort_weights
