@@ -61,6 +61,10 @@ TEST(ComparePublishedScript, AnFp8RowIsSimulatedWithFp8Weights) {
   const std::string out = run_script(csv.string());
   std::filesystem::remove(csv);
   EXPECT_NE(out.find("All 2 rows."), std::string::npos) << out;
+  // Rows of mixed weights are also summed up by weights, bf16 first.
+  const size_t bf16_line = out.find("bf16 weights (1 rows): TTFT ");
+  EXPECT_NE(bf16_line, std::string::npos) << out;
+  EXPECT_GT(out.find("fp8 weights (1 rows): TTFT "), bf16_line) << out;
   // At 8 sequences a decode step streams the weights: fp8 halves them, so the same row's
   // predicted TPOT (cell 9) falls by far more than run-to-run noise would move it.
   const double fp8_tpot = std::stod(row_of(out, "fp8")[9]);
@@ -76,7 +80,9 @@ TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGenera
   // so each waits for far fewer prefills (cell 6: predicted TTFT).
   const std::filesystem::path csv =
       write_rows("aic", "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154,18\n");
-  const double aiperf = std::stod(row_of(run_script(csv.string(), "--protocol aiperf"), "bf16")[6]);
+  const std::string aiperf_table = run_script(csv.string(), "--protocol aiperf");
+  EXPECT_EQ(aiperf_table.find(" weights ("), std::string::npos) << "one kind of weights";
+  const double aiperf = std::stod(row_of(aiperf_table, "bf16")[6]);
   const double generated =
       std::stod(row_of(run_script(csv.string(), "--protocol aiconfigurator"), "bf16")[6]);
   const testing::CliResult bad = run_script_with(csv.string(), "--protocol aiconfigurater");
