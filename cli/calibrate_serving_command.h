@@ -24,7 +24,8 @@ struct CalibrateServingOptions {
   int tp = 1;                          // without a scenario: tensor parallel size
   int max_model_len = 0;               // without a scenario: tokens; 0 = the model's
   std::vector<std::string> measured;   // files or folders
-  std::string published_protocol = "aiconfigurator";  // how published rows were benchmarked
+  // How published rows were benchmarked (calibration/benchmark_protocol.h).
+  std::string published_protocol = "aiconfigurator";
   std::string log;               // a vLLM start-up log of the deployment; empty: none
   double holdout = 0.25;         // fraction of the runs held out
   std::vector<std::string> fit;  // parameter names; empty: all that apply
