@@ -11,11 +11,16 @@
 #   scripts/compare_published_h100.sh [--csv FILE]
 #                                     [--protocol steady|inferencex|aiperf|aiconfigurator]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
+#                                     [--batch-size B] [--warmup-per-client K]
 #   (--protocol: how the benchmark issued the rows, default aiconfigurator — docs/validation.md,
 #   points 6 and 8;
 #   aiconfigurator: aiperf's requests on the engine limits aiconfigurator's generator writes,
 #   --max-num-seqs = clients, --max-num-batched-tokens = clients + ISL + 1500, --max-model-len =
-#   ISL + OSL + 1500 — docs/validation.md, point 8;
+#   ISL + OSL + 1500 — docs/validation.md, point 8; --batch-size B takes one B for every row
+#   instead of its clients (one deployment swept over the concurrencies);
+#   --warmup-per-client K, with aiperf or aiconfigurator, issues K x clients requests more and
+#   leaves them out, as if the measured phase carried on from the warm-up (default 0: the
+#   measured phase starts every client afresh);
 #   --split, with a protocol that keeps the start in its means (all but steady), prints
 #   instead the simulated mean TTFT of the first `clients` requests (sent at once) and of the
 #   rest, and the rest's mean TTFT that the measured mean implies if the start is as simulated
@@ -31,6 +36,8 @@ extra=()
 spread=0
 protocol=aiconfigurator
 split=0
+batch=0
+warmup_k=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --csv) csv="$2"; shift 2 ;;
@@ -38,6 +45,8 @@ while [[ $# -gt 0 ]]; do
     --set) extra+=(--set "$2"); shift 2 ;;
     --spread) spread="$2"; shift 2 ;;
     --protocol) protocol="$2"; shift 2 ;;
+    --batch-size) batch="$2"; shift 2 ;;
+    --warmup-per-client) warmup_k="$2"; shift 2 ;;
     *) echo "error: unknown argument $1 (usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
@@ -50,6 +59,16 @@ awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --protocol must be steady, inferencex, aiperf or aiconfigurator (got '$protocol')" >&2; exit 2; }
 [[ "$protocol" == steady || "$spread" == 0 ]] ||
   { echo "error: --spread goes with --protocol steady; the other protocols draw their own lengths" >&2; exit 2; }
+[[ "$batch" =~ ^[0-9]+$ && "$batch" -le 100000 ]] ||
+  { echo "error: --batch-size must be a whole number of sequences up to 100000 (0: each row's clients; got '$batch')" >&2; exit 2; }
+[[ "$batch" == 0 || "$protocol" == aiconfigurator ]] ||
+  { echo "error: --batch-size goes with --protocol aiconfigurator (the generated engine limits)" >&2; exit 2; }
+[[ "$warmup_k" =~ ^[0-9]+$ && "$warmup_k" -le 100 ]] ||
+  { echo "error: --warmup-per-client must be a whole number, 0 to 100 (got '$warmup_k')" >&2; exit 2; }
+[[ "$warmup_k" == 0 || "$protocol" == aiperf || "$protocol" == aiconfigurator ]] ||
+  { echo "error: --warmup-per-client goes with --protocol aiperf or aiconfigurator" >&2; exit 2; }
+[[ "$split" == 0 || "$warmup_k" == 0 ]] ||
+  { echo "error: --split keeps the start in the means; drop --warmup-per-client" >&2; exit 2; }
 [[ "$split" == 0 || "$protocol" != steady ]] ||
   { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex, aiperf or aiconfigurator" >&2; exit 2; }
 
@@ -98,8 +117,8 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
     prompt="$isl"
     output="$(output_tokens "$osl")"
   elif [[ "$protocol" == aiperf || "$protocol" == aiconfigurator ]]; then
-    requests=$(( conc * 20 ))
-    warmup=0
+    requests=$(( conc * (20 + warmup_k) ))
+    warmup=$(( conc * warmup_k ))
     prompt="$isl"
     output="$osl"
   else
@@ -109,8 +128,9 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
     output="$(range_ratio "$osl")"
   fi
   limits=()
+  seqs=$(( batch > 0 ? batch : conc ))
   [[ "$protocol" == aiconfigurator ]] &&
-    limits=(--set engine.max_num_seqs="$conc" --set engine.max_num_batched_tokens=$(( conc + isl + 1500 ))
+    limits=(--set engine.max_num_seqs="$seqs" --set engine.max_num_batched_tokens=$(( seqs + isl + 1500 ))
             --set engine.max_model_len=$(( isl + osl + 1500 )))
   folder=()
   [[ "$split" == 1 ]] && folder=(--out "$runs/row")
