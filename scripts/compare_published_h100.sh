@@ -53,6 +53,8 @@ done
 bin="${SERVESIM_BIN:-./build/default/cli/servesim}"
 [[ -x "$bin" ]] || { echo "error: build first (bash scripts/build.sh)" >&2; exit 2; }
 [[ -r "$csv" ]] || { echo "error: cannot read $csv" >&2; exit 2; }
+[[ $(tail -n +2 "$csv" | grep -c .) -gt 0 ]] ||
+  { echo "error: $csv has no rows under its header (one run per line, as in the published CSV)" >&2; exit 2; }
 awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --spread must be a fraction in [0, 1), e.g. 0.3 (got '$spread')" >&2; exit 2; }
 [[ "$protocol" =~ ^(steady|inferencex|aiperf|aiconfigurator)$ ]] ||
@@ -156,13 +158,16 @@ awk 'function abs(x) { return x < 0 ? -x : x }
      { k = ($2 == 1024 && $3 == 1024) ? "fit" : "held";
               n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7
               nw[$9]++; tw[$9] += abs($6 - $5) / $5; pw[$9] += abs($8 - $7) / $7 }
+     # A group without rows has no mean: it says so instead of printing a NaN.
+     function errors(count, ttft, tpot) {
+       return count ? sprintf("TTFT %.1f%%, TPOT %.1f%%", 100 * ttft / count, 100 * tpot / count) : "no rows"
+     }
      END { na = n["fit"] + n["held"]
-           printf "\nAll %d rows. Mean absolute error: TTFT %.1f%%, TPOT %.1f%%.\n",
-                  na, 100 * (t["fit"] + t["held"]) / na, 100 * (p["fit"] + p["held"]) / na
-           printf "Input = output = 1024 (the host overheads were fitted on these %d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
-                  n["fit"], 100 * t["fit"] / n["fit"], 100 * p["fit"] / n["fit"]
-           printf "Held out (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
-                  n["held"], 100 * t["held"] / n["held"], 100 * p["held"] / n["held"]
+           printf "\nAll %d rows. Mean absolute error: %s.\n", na,
+                  errors(na, t["fit"] + t["held"], p["fit"] + p["held"])
+           printf "Input = output = 1024 (the host overheads were fitted on these %d rows): %s.\n",
+                  n["fit"], errors(n["fit"], t["fit"], p["fit"])
+           printf "Held out (%d rows): %s.\n", n["held"], errors(n["held"], t["held"], p["held"])
            for (w in nw) if (nw[w] < na)
              printf "%s weights (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
                     w, nw[w], 100 * tw[w] / nw[w], 100 * pw[w] / nw[w] }' "$rows" | sort_weights

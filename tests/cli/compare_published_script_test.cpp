@@ -61,6 +61,9 @@ TEST(ComparePublishedScript, AnFp8RowIsSimulatedWithFp8Weights) {
   const std::string out = run_script(csv.string());
   std::filesystem::remove(csv);
   EXPECT_NE(out.find("All 2 rows."), std::string::npos) << out;
+  // Neither row has input = output = 1024: that group has no mean, and says so.
+  EXPECT_NE(out.find("fitted on these 0 rows): no rows."), std::string::npos) << out;
+  EXPECT_EQ(out.find("nan"), std::string::npos) << out;
   // Rows of mixed weights are also summed up by weights, bf16 first.
   const size_t bf16_line = out.find("bf16 weights (1 rows): TTFT ");
   EXPECT_NE(bf16_line, std::string::npos) << out;
@@ -109,6 +112,15 @@ TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGenera
   EXPECT_NE(bad.err.find("--protocol must be steady, inferencex, aiperf or aiconfigurator"),
             std::string::npos)
       << bad.err;
+}
+
+TEST(ComparePublishedScript, AFileWithoutRowsIsRefusedInOneLine) {
+  const std::filesystem::path csv = write_rows("empty", "");
+  const testing::CliResult r = run_script_with(csv.string(), "");
+  std::filesystem::remove(csv);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("has no rows under its header"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
 }
 
 }  // namespace
