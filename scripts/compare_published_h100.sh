@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Compares servesim's predictions with published vLLM 0.12.0 serving runs of Qwen3-32B on
-# H100-SXM (closed loop at fixed concurrency, fixed input and output lengths; reference CSV
-# from ai-dynamo/aiconfigurator's silicon sample, kept in the shared reference data). One
-# prediction per row, with configs/validation/qwen3-32b-h100.json's defaults: vLLM's API server
-# in front of the engine and every client starting at once, as `vllm bench serve
+# Compares servesim's predictions with published vLLM serving runs (closed loop at fixed
+# concurrency, fixed input and output lengths): by default the vLLM 0.12.0 runs of Qwen3-32B on
+# H100-SXM from ai-dynamo/aiconfigurator's silicon sample, kept in the shared reference data;
+# --csv takes any file of the same columns, each row on its own model and GPU (the `model` and
+# `gpu` columns, mapped onto servesim's catalog; `engine_version` sets engine.vllm_version).
+# One prediction per row, with configs/validation/qwen3-32b-h100.json's defaults: vLLM's API
+# server in front of the engine and every client starting at once, as `vllm bench serve
 # --max-concurrency` starts them; a row whose `precision` says fp8 is simulated with fp8
-# weights (engine.dtype). Prints a markdown table and the mean absolute percentage errors over
-# all rows, split into the rows the host overheads were fitted on
-# (input = output = 1024) and the held-out rest, and by weights when the rows mix them. Usage:
+# weights (engine.dtype). Prints a markdown table (with model and GPU columns when the rows mix
+# them) and the mean absolute percentage errors over all rows, split into the rows the host
+# overheads were fitted on (Qwen3-32B on H100, input = output = 1024) and the held-out rest,
+# and by weights and by GPU when the rows mix them. Usage:
 #   scripts/compare_published_h100.sh [--csv FILE]
-#                                     [--protocol steady|inferencex|aiperf|aiconfigurator]
+#                                     [--protocol steady|inferencex|aiperf|aiconfigurator|inferencemax]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
 #                                     [--batch-size B] [--warmup-per-client K]
 #   (--protocol: how the benchmark issued the rows, default aiconfigurator — docs/validation.md,
@@ -18,6 +21,11 @@
 #   --max-num-seqs = clients, --max-num-batched-tokens = clients + ISL + 1500, --max-model-len =
 #   ISL + OSL + 1500 — docs/validation.md, point 8; --batch-size B takes one B for every row
 #   instead of its clients (one deployment swept over the concurrencies);
+#   inferencemax: InferenceMAX's vLLM recipe for its October 2025 runs (InferenceX's client;
+#   `vllm serve --kv-cache-dtype fp8 --async-scheduling --no-enable-prefix-caching
+#   --max-num-batched-tokens 8192 --max-num-seqs clients`, --max-model-len ISL + OSL + 20 for
+#   1k/1k and + 200 with an 8k length, vLLM 0.10 unless the row names its version) —
+#   docs/validation.md, "Out of sample";
 #   --warmup-per-client K, with aiperf or aiconfigurator, issues K x clients requests more and
 #   leaves them out, as if the measured phase carried on from the warm-up (default 0: the
 #   measured phase starts every client afresh);
@@ -30,6 +38,7 @@
 #   keeps simulated clients dispersed — docs/validation.md, point 3 — not a model of the runs)
 # SERVESIM_BIN overrides the binary (default build/default/cli/servesim).
 set -euo pipefail
+export LC_ALL=C  # the summary's sorted lines and awk's numbers read the same on every machine
 cd "$(dirname "$0")/.."
 csv=../shared/reference/measured/published-vllm-h100-qwen3-32b.csv
 extra=()
@@ -57,8 +66,8 @@ bin="${SERVESIM_BIN:-./build/default/cli/servesim}"
   { echo "error: $csv has no rows under its header (one run per line, as in the published CSV)" >&2; exit 2; }
 awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --spread must be a fraction in [0, 1), e.g. 0.3 (got '$spread')" >&2; exit 2; }
-[[ "$protocol" =~ ^(steady|inferencex|aiperf|aiconfigurator)$ ]] ||
-  { echo "error: --protocol must be steady, inferencex, aiperf or aiconfigurator (got '$protocol')" >&2; exit 2; }
+[[ "$protocol" =~ ^(steady|inferencex|aiperf|aiconfigurator|inferencemax)$ ]] ||
+  { echo "error: --protocol must be steady, inferencex, aiperf, aiconfigurator or inferencemax (got '$protocol')" >&2; exit 2; }
 [[ "$protocol" == steady || "$spread" == 0 ]] ||
   { echo "error: --spread goes with --protocol steady; the other protocols draw their own lengths" >&2; exit 2; }
 [[ "$batch" =~ ^[0-9]+$ && "$batch" -le 100000 ]] ||
@@ -71,9 +80,40 @@ awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --warmup-per-client goes with --protocol aiperf or aiconfigurator" >&2; exit 2; }
 [[ "$split" == 0 || "$warmup_k" == 0 ]] ||
   { echo "error: --split keeps the start in the means; drop --warmup-per-client" >&2; exit 2; }
+catalog_model() {  # a Hugging Face id (org/name, -Instruct and -FP8 suffixes dropped) -> catalog name
+  local name="${1##*/}"
+  name="${name%-FP8}"; name="${name%-Instruct}"
+  [[ -n "$name" && -f "configs/models/$name.json" ]] && echo "$name"
+}
+catalog_gpu() {  # the sample's system names -> catalog names
+  case "$1" in
+    h100_sxm) echo H100-SXM ;; h200_sxm) echo H200 ;; a100_sxm) echo A100-80GB-SXM ;;
+    b200_sxm) echo B200 ;; l40s) echo L40S ;; *) return 1 ;;
+  esac
+}
+vllm_minor() {  # 0.12.0 -> 0.12, as engine.vllm_version takes it
+  awk -F. '{ print $1 "." $2 }' <<< "$1"
+}
+
+# The rows' models and GPUs must be in servesim's catalog: checked before any simulation runs.
+row=1
+while IFS=, read -r _ version model gpu _; do
+  row=$((row + 1))
+  catalog_model "$model" > /dev/null ||
+    { echo "error: $csv row $row: model '$model' is not in servesim's catalog (configs/models/); add it there or drop the row" >&2; exit 2; }
+  catalog_gpu "$gpu" > /dev/null ||
+    { echo "error: $csv row $row: gpu '$gpu' is not one this script maps (h100_sxm, h200_sxm, a100_sxm, b200_sxm, l40s)" >&2; exit 2; }
+  [[ -z "$version" || "$version" =~ ^0\.[0-9]+(\.[0-9]+)?$ ]] ||
+    { echo "error: $csv row $row: engine_version '$version' is not a vLLM release such as 0.12.0 (or empty)" >&2; exit 2; }
+done < <(tail -n +2 "$csv")
 [[ "$split" == 0 || "$protocol" != steady ]] ||
   { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex, aiperf or aiconfigurator" >&2; exit 2; }
 
+inferencemax_model_len() {  # its 70B launch scripts' rule: 1k/1k + 20, an 8k length + 200, else 10240
+  if [[ "$1" == 1024 && "$2" == 1024 ]]; then echo $(( $1 + $2 + 20 ))
+  elif [[ "$1" == 8192 || "$2" == 8192 ]]; then echo $(( $1 + $2 + 200 ))
+  else echo 10240; fi
+}
 output_tokens() {  # the row's output length, or a uniform spread around it
   awk -v o="$1" -v f="$spread" 'BEGIN {
     if (f == 0) { print o; exit }
@@ -103,16 +143,27 @@ mean_ms() {  # metric, flattened JSON
   printf '%s' "$2" | sed -n "s/.*\"$1\":{[^}]*\"mean_ms\":\\([0-9.e+-]*\\).*/\\1/p"
 }
 
+# A file of several deployments names each row's model and GPU in two columns more.
+pairs=$(tail -n +2 "$csv" | awk -F, '{ print $3 "," $4 }' | sort -u | wc -l)
+header_prefix=""
+[[ "$pairs" -gt 1 ]] && header_prefix="| model | GPU "
+printf '%s' "$header_prefix"
 if [[ "$split" == 1 ]]; then
   echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | start (simulated) | rest (simulated) | rest (implied) | implied / simulated |"
 else
   echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
 fi
+[[ "$pairs" -gt 1 ]] && printf '|---|---'
 echo "|---|---|---|---|---|---|---|---|---|---|---|"
-tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ ttft tpot; do
+tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl conc tp _ ttft tpot; do
   # A row that names its precision (fp8: `--quantization fp8`) served its weights in it.
   weights=()
   [[ -n "$precision" ]] && weights=(--set engine.dtype="\"$precision\"")
+  name=$(catalog_model "$model")
+  hardware=$(catalog_gpu "$gpu")
+  [[ -z "$version" && "$protocol" == inferencemax ]] && version=0.10.2
+  deployment=(--set model="\"$name\"" --set gpu="\"$hardware\"")
+  [[ -n "$version" ]] && deployment+=(--set engine.vllm_version="\"$(vllm_minor "$version")\"")
   if [[ "$protocol" == steady ]]; then
     requests=$(( conc * 8 > 200 ? conc * 8 : 200 ))
     warmup=$(( conc * 2 ))
@@ -134,16 +185,24 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
   [[ "$protocol" == aiconfigurator ]] &&
     limits=(--set engine.max_num_seqs="$seqs" --set engine.max_num_batched_tokens=$(( seqs + isl + 1500 ))
             --set engine.max_model_len=$(( isl + osl + 1500 )))
+  [[ "$protocol" == inferencemax ]] &&
+    limits=(--set engine.max_num_seqs="$conc" --set engine.max_num_batched_tokens=8192
+            --set engine.max_model_len="$(inferencemax_model_len "$isl" "$osl")"
+            --set engine.kv_cache_dtype='"fp8"' --set engine.async_scheduling=true
+            --set engine.enable_prefix_caching=false)
   folder=()
   [[ "$split" == 1 ]] && folder=(--out "$runs/row")
   out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json ${folder[@]+"${folder[@]}"} \
         --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
         --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
         --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
-        ${weights[@]+"${weights[@]}"} ${limits[@]+"${limits[@]}"} ${extra[@]+"${extra[@]}"} |
+        "${deployment[@]}" ${weights[@]+"${weights[@]}"} ${limits[@]+"${limits[@]}"} \
+        ${extra[@]+"${extra[@]}"} |
         tr -d '\n ')
-  printf '%s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
-    "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" >> "$rows"
+  printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
+    "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" \
+    "$name" "$hardware" >> "$rows"
+  [[ "$pairs" -gt 1 ]] && printf '| %s | %s ' "$name" "$hardware"
   if [[ "$split" == 1 ]]; then
     read -r start rest implied < <(start_and_rest "$runs/row/requests.csv" "$conc" "$ttft")
     awk -v s="$start" -v r="$rest" -v i="$implied" '{ printf "| %d | %s | %d | %d | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %.2f |\n",
@@ -155,9 +214,10 @@ tail -n +2 "$csv" | while IFS=, read -r _ _ _ _ precision _ isl osl conc tp _ tt
     <(tail -n 1 "$rows")
 done
 awk 'function abs(x) { return x < 0 ? -x : x }
-     { k = ($2 == 1024 && $3 == 1024) ? "fit" : "held";
+     { k = ($10 == "Qwen3-32B" && $11 == "H100-SXM" && $2 == 1024 && $3 == 1024) ? "fit" : "held";
               n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7
-              nw[$9]++; tw[$9] += abs($6 - $5) / $5; pw[$9] += abs($8 - $7) / $7 }
+              nw[$9]++; tw[$9] += abs($6 - $5) / $5; pw[$9] += abs($8 - $7) / $7
+              ng[$11]++; tg[$11] += abs($6 - $5) / $5; pg[$11] += abs($8 - $7) / $7 }
      # A group without rows has no mean: it says so instead of printing a NaN.
      function errors(count, ttft, tpot) {
        return count ? sprintf("TTFT %.1f%%, TPOT %.1f%%", 100 * ttft / count, 100 * tpot / count) : "no rows"
@@ -165,9 +225,12 @@ awk 'function abs(x) { return x < 0 ? -x : x }
      END { na = n["fit"] + n["held"]
            printf "\nAll %d rows. Mean absolute error: %s.\n", na,
                   errors(na, t["fit"] + t["held"], p["fit"] + p["held"])
-           printf "Input = output = 1024 (the host overheads were fitted on these %d rows): %s.\n",
+           printf "Qwen3-32B on H100, input = output = 1024 (the host overheads were fitted on these %d rows): %s.\n",
                   n["fit"], errors(n["fit"], t["fit"], p["fit"])
            printf "Held out (%d rows): %s.\n", n["held"], errors(n["held"], t["held"], p["held"])
            for (w in nw) if (nw[w] < na)
              printf "%s weights (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
-                    w, nw[w], 100 * tw[w] / nw[w], 100 * pw[w] / nw[w] }' "$rows" | sort_weights
+                    w, nw[w], 100 * tw[w] / nw[w], 100 * pw[w] / nw[w]
+           for (g in ng) if (ng[g] < na)
+             printf "on %s (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
+                    g, ng[g], 100 * tg[g] / ng[g], 100 * pg[g] / ng[g] }' "$rows" | sort_weights

@@ -1,5 +1,6 @@
 // scripts/compare_published_h100.sh, run as docs/validation.md runs it, on rows written here:
-// a row whose `precision` says fp8 is simulated with fp8 weights, the others as published.
+// a row whose `precision` says fp8 is simulated with fp8 weights, the others as published;
+// each row on its own model and GPU.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -109,9 +110,70 @@ TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGenera
             std::string::npos)
       << steady_batch.err;
   EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(bad.err.find("--protocol must be steady, inferencex, aiperf or aiconfigurator"),
-            std::string::npos)
+  EXPECT_NE(
+      bad.err.find("--protocol must be steady, inferencex, aiperf, aiconfigurator or inferencemax"),
+      std::string::npos)
       << bad.err;
+}
+
+// A file of two deployments: each row runs on its own model and GPU, named in two columns more,
+// and the summary splits the errors by GPU.
+TEST(ComparePublishedScript, EachRowRunsOnItsOwnModelAndGpu) {
+  const std::filesystem::path csv =
+      write_rows("mixed",
+                 "vllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,8,4,1,101.1,10.1\n"
+                 "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154.2,18.0\n");
+  const std::string out = run_script(csv.string());
+  std::filesystem::remove(csv);
+  EXPECT_NE(out.find("| model | GPU | TP | weights |"), std::string::npos) << out;
+  EXPECT_NE(out.find("| Llama-3.1-70B | H200 | 4 | fp8 | 1024 | 1024 | 8 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("| Qwen3-32B | H100-SXM | 2 | bf16 | 1024 | 128 | 8 |"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("on H100-SXM (1 rows): TTFT "), std::string::npos) << out;
+  EXPECT_NE(out.find("on H200 (1 rows): TTFT "), std::string::npos) << out;
+}
+
+// InferenceMAX's recipe starts vLLM with an fp8 KV cache and asynchronous scheduling, so the
+// same row decodes faster than under InferenceX's client alone on vLLM's defaults.
+TEST(ComparePublishedScript, InferenceMaxStartsVllmWithItsRecipesFlags) {
+  const std::filesystem::path csv =
+      write_rows("inferencemax",
+                 "vllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,8,4,1,101.1,10.1\n");
+  const double recipe =
+      std::stod(row_of(run_script(csv.string(), "--protocol inferencemax"), "fp8")[9]);
+  const double client_only =
+      std::stod(row_of(run_script(csv.string(), "--protocol inferencex"), "fp8")[9]);
+  std::filesystem::remove(csv);
+  EXPECT_GT(recipe, 0);
+  EXPECT_LT(recipe, 0.97 * client_only) << recipe << " " << client_only;
+}
+
+TEST(ComparePublishedScript, ARowOutsideTheCatalogIsRefusedInOneLine) {
+  const std::filesystem::path model =
+      write_rows("model", "vllm,,acme/Foo-7B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
+  const std::filesystem::path gpu =
+      write_rows("gpu", "vllm,,Qwen/Qwen3-32B,mi300x,,agg,1024,128,8,2,1,150,18\n");
+  const std::filesystem::path version =
+      write_rows("version", "vllm,latest,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
+  const testing::CliResult bad_model = run_script_with(model.string(), "");
+  const testing::CliResult bad_gpu = run_script_with(gpu.string(), "");
+  const testing::CliResult bad_version = run_script_with(version.string(), "");
+  std::filesystem::remove(model);
+  std::filesystem::remove(gpu);
+  std::filesystem::remove(version);
+  EXPECT_EQ(bad_model.exit_code, 2);
+  EXPECT_NE(bad_model.err.find("row 2: model 'acme/Foo-7B' is not in servesim's catalog"),
+            std::string::npos)
+      << bad_model.err;
+  EXPECT_EQ(bad_gpu.exit_code, 2);
+  EXPECT_NE(bad_gpu.err.find("row 2: gpu 'mi300x' is not one this script maps"), std::string::npos)
+      << bad_gpu.err;
+  EXPECT_EQ(bad_version.exit_code, 2);
+  EXPECT_NE(bad_version.err.find("row 2: engine_version 'latest' is not a vLLM release"),
+            std::string::npos)
+      << bad_version.err;
+  EXPECT_EQ(bad_model.out + bad_gpu.out + bad_version.out, "");
 }
 
 TEST(ComparePublishedScript, AFileWithoutRowsIsRefusedInOneLine) {
