@@ -37,6 +37,21 @@ std::filesystem::path write_rows(const std::string& name, const std::string& row
   return csv;
 }
 
+// The script's output on `rows`, the file removed again.
+std::string run_rows(const std::string& name, const std::string& rows) {
+  const std::filesystem::path csv = write_rows(name, rows);
+  const std::string out = run_script(csv.string());
+  std::filesystem::remove(csv);
+  return out;
+}
+
+// The run ended with exit status 2 and one error line containing `what`, before any table.
+void expect_refused(const testing::CliResult& r, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 2) << r.out;
+  EXPECT_NE(r.err.find(what), std::string::npos) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
 // The table's cells of the row whose second cell is `weights`.
 std::vector<std::string> row_of(const std::string& table, const std::string& weights) {
   std::istringstream lines(table);
@@ -55,12 +70,10 @@ std::vector<std::string> row_of(const std::string& table, const std::string& wei
 }
 
 TEST(ComparePublishedScript, AnFp8RowIsSimulatedWithFp8Weights) {
-  const std::filesystem::path csv =
-      write_rows("fp8",
-                 "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,8,2,1,150,10\n"
-                 "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
-  const std::string out = run_script(csv.string());
-  std::filesystem::remove(csv);
+  const std::string out =
+      run_rows("fp8",
+               "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,1024,128,8,2,1,150,10\n"
+               "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
   EXPECT_NE(out.find("All 2 rows."), std::string::npos) << out;
   // Neither row has input = output = 1024: that group has no mean, and says so.
   EXPECT_NE(out.find("fitted on these 0 rows): no rows."), std::string::npos) << out;
@@ -102,29 +115,19 @@ TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGenera
   EXPECT_LT(generated, 0.7 * aiperf) << generated << " " << aiperf;
   EXPECT_EQ(batch_8, generated);
   EXPECT_LT(carried, generated) << "the start's queue out of the means";
-  EXPECT_EQ(bad_batch.exit_code, 2);
-  EXPECT_NE(bad_batch.err.find("--batch-size must be a whole number"), std::string::npos)
-      << bad_batch.err;
-  EXPECT_EQ(steady_batch.exit_code, 2);
-  EXPECT_NE(steady_batch.err.find("--batch-size goes with --protocol aiconfigurator"),
-            std::string::npos)
-      << steady_batch.err;
-  EXPECT_EQ(bad.exit_code, 2);
-  EXPECT_NE(
-      bad.err.find("--protocol must be steady, inferencex, aiperf, aiconfigurator or inferencemax"),
-      std::string::npos)
-      << bad.err;
+  expect_refused(bad_batch, "--batch-size must be a whole number");
+  expect_refused(steady_batch, "--batch-size goes with --protocol aiconfigurator");
+  expect_refused(bad,
+                 "--protocol must be steady, inferencex, aiperf, aiconfigurator or inferencemax");
 }
 
 // A file of two deployments: each row runs on its own model and GPU, named in two columns more,
 // and the summary splits the errors by GPU.
 TEST(ComparePublishedScript, EachRowRunsOnItsOwnModelAndGpu) {
-  const std::filesystem::path csv =
-      write_rows("mixed",
-                 "vllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,8,4,1,101.1,10.1\n"
-                 "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154.2,18.0\n");
-  const std::string out = run_script(csv.string());
-  std::filesystem::remove(csv);
+  const std::string out =
+      run_rows("mixed",
+               "vllm,,meta-llama/Llama-3.1-70B,h200_sxm,fp8,agg,1024,1024,8,4,1,101.1,10.1\n"
+               "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154.2,18.0\n");
   EXPECT_NE(out.find("| model | GPU | TP | weights |"), std::string::npos) << out;
   EXPECT_NE(out.find("| Llama-3.1-70B | H200 | 4 | fp8 | 1024 | 1024 | 8 |"), std::string::npos)
       << out;
@@ -149,40 +152,29 @@ TEST(ComparePublishedScript, InferenceMaxStartsVllmWithItsRecipesFlags) {
   EXPECT_LT(recipe, 0.97 * client_only) << recipe << " " << client_only;
 }
 
+// The script's run on a file of one row, the file removed again.
+testing::CliResult run_row(const std::string& name, const std::string& row) {
+  const std::filesystem::path csv = write_rows(name, row + "\n");
+  const testing::CliResult r = run_script_with(csv.string(), "");
+  std::filesystem::remove(csv);
+  return r;
+}
+
 TEST(ComparePublishedScript, ARowOutsideTheCatalogIsRefusedInOneLine) {
-  const std::filesystem::path model =
-      write_rows("model", "vllm,,acme/Foo-7B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
-  const std::filesystem::path gpu =
-      write_rows("gpu", "vllm,,Qwen/Qwen3-32B,mi300x,,agg,1024,128,8,2,1,150,18\n");
-  const std::filesystem::path version =
-      write_rows("version", "vllm,latest,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18\n");
-  const testing::CliResult bad_model = run_script_with(model.string(), "");
-  const testing::CliResult bad_gpu = run_script_with(gpu.string(), "");
-  const testing::CliResult bad_version = run_script_with(version.string(), "");
-  std::filesystem::remove(model);
-  std::filesystem::remove(gpu);
-  std::filesystem::remove(version);
-  EXPECT_EQ(bad_model.exit_code, 2);
-  EXPECT_NE(bad_model.err.find("row 2: model 'acme/Foo-7B' is not in servesim's catalog"),
-            std::string::npos)
-      << bad_model.err;
-  EXPECT_EQ(bad_gpu.exit_code, 2);
-  EXPECT_NE(bad_gpu.err.find("row 2: gpu 'mi300x' is not one this script maps"), std::string::npos)
-      << bad_gpu.err;
-  EXPECT_EQ(bad_version.exit_code, 2);
-  EXPECT_NE(bad_version.err.find("row 2: engine_version 'latest' is not a vLLM release"),
-            std::string::npos)
-      << bad_version.err;
-  EXPECT_EQ(bad_model.out + bad_gpu.out + bad_version.out, "");
+  expect_refused(run_row("model", "vllm,,acme/Foo-7B,h100_sxm,,agg,1024,128,8,2,1,150,18"),
+                 "row 2: model 'acme/Foo-7B' is not in servesim's catalog");
+  expect_refused(run_row("gpu", "vllm,,Qwen/Qwen3-32B,mi300x,,agg,1024,128,8,2,1,150,18"),
+                 "row 2: gpu 'mi300x' is not one this script maps");
+  expect_refused(
+      run_row("version", "vllm,latest,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,150,18"),
+      "row 2: engine_version 'latest' is not a vLLM release");
 }
 
 TEST(ComparePublishedScript, AFileWithoutRowsIsRefusedInOneLine) {
   const std::filesystem::path csv = write_rows("empty", "");
   const testing::CliResult r = run_script_with(csv.string(), "");
   std::filesystem::remove(csv);
-  EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("has no rows under its header"), std::string::npos) << r.err;
-  EXPECT_EQ(r.out, "");
+  expect_refused(r, "has no rows under its header");
 }
 
 }  // namespace
