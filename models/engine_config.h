@@ -71,6 +71,10 @@ struct EngineConfig {
   // default from 0.14 (vllm-project/vllm#27614); servesim keeps it off unless asked, because
   // its host overheads were fitted on vLLM 0.12's synchronous runs.
   bool async_scheduling = false;
+  // With async_scheduling: the fraction of the host's per-step work (the cost model's
+  // kOverhead) that can hide behind the GPU's, in [0, 1]. 1 hides all of it, the upper bound;
+  // the vLLM 0.10.2 runs of docs/validation.md's "Out of sample" measured what 0 predicts.
+  double async_host_overlap = 1;
   VllmVersion vllm_version = kNewestModelledVllm;  // whose memory rules apply
   std::optional<int64_t> kv_cache_memory_bytes;    // --kv-cache-memory: bypasses utilization
   std::optional<int64_t> num_gpu_blocks_override;

@@ -41,6 +41,7 @@ nlohmann::json engine_flags_json(const SimulationConfig& c, const EngineConfig& 
           {"vllm_version", e.vllm_version.to_string()},
           {"enforce_eager", e.enforce_eager},
           {"async_scheduling", e.async_scheduling},
+          {"async_host_overlap", e.async_host_overlap},
           {"kv_cache_memory_bytes", optional_json(e.kv_cache_memory_bytes)},
           {"num_gpu_blocks_override", optional_json(e.num_gpu_blocks_override)},
           {"allow_long_max_model_len", e.allow_long_max_model_len},

@@ -128,6 +128,16 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
   }
   e.enforce_eager = r.optional<bool>("enforce_eager", false);
   e.async_scheduling = r.optional<bool>("async_scheduling", false);
+  if (r.has("async_host_overlap")) {
+    const double overlap = r.required<double>("async_host_overlap");
+    if (!(overlap >= 0 && overlap <= 1)) {
+      r.fail("async_host_overlap", "must be a fraction in [0, 1] (1: all host work hides)");
+    }
+    if (!e.async_scheduling) {
+      r.fail("async_host_overlap", "applies only with async_scheduling true; set both or neither");
+    }
+    e.async_host_overlap = overlap;
+  }
   e.vllm_version =
       VllmVersion::parse(r.optional<std::string>("vllm_version", kNewestModelledVllm.to_string()),
                          r.context() + ": vllm_version");

@@ -67,6 +67,12 @@ void check_async_scheduling(const EngineConfig& engine, const ParallelConfig& pa
   }
 }
 
+// The replica's share of an engine's --async-scheduling settings.
+void apply_async_scheduling(const EngineConfig& engine, ReplicaOptions& options) {
+  options.async_scheduling = engine.async_scheduling;
+  options.async_host_overlap = engine.async_host_overlap;
+}
+
 }  // namespace
 
 // Executes the events of one run: arrivals, step ends, static-batch timers and samples.
@@ -95,12 +101,12 @@ class Simulation::Driver final : public EventHandler,
                                                       d.enabled ? d.decode.parallel : c.parallel,
                                                       sim.plan_.engine, c.roofline);
     options.seed = c.seed;
-    options.async_scheduling = sim.plan_.engine.async_scheduling;
+    apply_async_scheduling(sim.plan_.engine, options);
     if (d.enabled) {
       router_ = Router(d.prefill_router, c.seed ^ 0x726f75746572ULL);
       ReplicaOptions prefill_options = options;
       prefill_options.speculative = nullptr;
-      prefill_options.async_scheduling = sim.prefill_.plan.engine.async_scheduling;
+      apply_async_scheduling(sim.prefill_.plan.engine, prefill_options);
       add_servers(d.prefill.instances, d.prefill.parallel, sim.prefill_.scheduler,
                   *sim.prefill_.cost_model, prefill_options,
                   {sim.prefill_.plan.kv_bytes_per_token, sim.host_kv_bandwidth_Bps(true)});
@@ -365,7 +371,7 @@ class Simulation::Driver final : public EventHandler,
       options.sliding_window = d.model.sliding_window;
       options.speculative =
           make_speculative_cost_model(d.model, d.gpu, d.parallel, role.plan.engine, c.roofline);
-      options.async_scheduling = role.plan.engine.async_scheduling;
+      apply_async_scheduling(role.plan.engine, options);
       add_servers(d.parallel.servers, d.parallel, role.scheduler, *role.cost_model, options,
                   {role.plan.kv_bytes_per_token, host_bandwidth_Bps(role.plan, d.gpu)});
       ends_.push_back(static_cast<uint32_t>(replicas_.size()));

@@ -17,7 +17,7 @@ Replica::Replica(int index, const SchedulerConfig& config, const CostModel& cost
       executor_(cost_model, options.sliding_window),
       ledger_(index, config.max_model_len, options.vocab_size) {
   if (options.speculative) executor_.enable_speculation(options.speculative, options.seed);
-  if (options.async_scheduling) executor_.enable_async_scheduling();
+  if (options.async_scheduling) executor_.enable_async_scheduling(options.async_host_overlap);
 }
 
 void Replica::admit(const RequestSpec& spec, double now_s, ReplicaListener& listener,

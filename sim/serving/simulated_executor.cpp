@@ -57,7 +57,8 @@ bool SimulatedExecutor::drafts_follow(uint64_t stream, uint64_t position) const 
 void SimulatedExecutor::overlap_host_work() {
   double& host_s = last_.op_s[static_cast<size_t>(Op::kOverhead)];
   const double gpu_s = last_.total_s - host_s;
-  const double exposed_s = std::max(0.0, host_s - gpu_s);
+  const double hideable_s = host_overlap_ * host_s;
+  const double exposed_s = (host_s - hideable_s) + std::max(0.0, hideable_s - gpu_s);
   last_.total_s = gpu_s + exposed_s;
   host_s = exposed_s;
 }

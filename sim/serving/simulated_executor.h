@@ -16,9 +16,9 @@
 // byte for byte.
 //
 // Asynchronous scheduling (enable_async_scheduling, vLLM --async-scheduling): the host
-// prepares step N+1 while the GPU runs step N, so a step lasts as long as the longer of its
-// GPU work and its host work (StepTime's kOverhead); only the host work the GPU does not cover
-// stays in kOverhead.
+// prepares step N+1 while the GPU runs step N, so the overlapping share of its host work
+// (StepTime's kOverhead) costs only what the GPU work does not cover, and the rest stays in
+// series: host_overlap 1 makes a step last the longer of its GPU and host work.
 //
 // Borrows the CostModel (must outlive the executor). Reuses its buffers: no allocation per
 // step once they reached their peak size. Not thread-safe.
@@ -43,7 +43,12 @@ class SimulatedExecutor {
   // Turns speculative decoding on: drafts priced by `cost`, acceptance drawn from `seed`.
   void enable_speculation(std::shared_ptr<const SpeculativeCostModel> cost, uint64_t seed);
   bool speculative() const { return spec_ != nullptr; }
-  void enable_async_scheduling() { async_ = true; }
+  // host_overlap: the fraction of each step's host work that can run behind its GPU work,
+  // in [0, 1].
+  void enable_async_scheduling(double host_overlap) {
+    async_ = true;
+    host_overlap_ = host_overlap;
+  }
   int num_speculative_tokens() const { return spec_ ? spec_->config().num_speculative_tokens : 0; }
 
   // Seconds the step takes; also fills last_step().
@@ -77,6 +82,7 @@ class SimulatedExecutor {
   BatchShape proposers_;  // one decode row per sampling sequence, for the draft cost
   StepTime last_;
   bool async_ = false;
+  double host_overlap_ = 1;  // fraction of host work the GPU's can hide, under async_
 };
 
 }  // namespace servesim

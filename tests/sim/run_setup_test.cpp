@@ -108,6 +108,10 @@ TEST(RunSetup, AsynchronousSchedulingIsNamedInTheHeaderAndTheSetup) {
   EXPECT_NE(setup_line(sim, setup_for(j)).find("continuous batching with async scheduling, "),
             std::string::npos);
   EXPECT_EQ(setup_json(sim, setup_for(j))["engine"]["async_scheduling"], true);
+  EXPECT_EQ(setup_json(sim, setup_for(j))["engine"]["async_host_overlap"], 1.0);
+  j["engine"]["async_host_overlap"] = 0.25;
+  const Simulation partial(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(setup_json(partial, setup_for(j))["engine"]["async_host_overlap"], 0.25);
 
   nlohmann::json split = scenario_json();
   split["disaggregation"] = {
@@ -117,6 +121,33 @@ TEST(RunSetup, AsynchronousSchedulingIsNamedInTheHeaderAndTheSetup) {
   EXPECT_NE(setup_line(disaggregated, setup_for(split))
                 .find("engine (async scheduling on the decode instances), "),
             std::string::npos);
+}
+
+// The overlapping share of host work is a fraction, and means something only under
+// asynchronous scheduling: anything else is one line naming the key.
+TEST(RunSetup, AsyncHostOverlapOutsideItsRangeOrWithoutAsyncSchedulingIsRefused) {
+  auto message = [](const nlohmann::json& j) {
+    try {
+      parse_scenario(j, "", "test", Catalog());
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  nlohmann::json j = scenario_json();
+  j["engine"]["async_host_overlap"] = 0.5;
+  EXPECT_NE(message(j).find("async_host_overlap applies only with async_scheduling true"),
+            std::string::npos)
+      << message(j);
+  j["engine"]["async_scheduling"] = true;
+  EXPECT_EQ(message(j), "accepted");
+  for (const double bad : {-0.1, 1.5}) {
+    j["engine"]["async_host_overlap"] = bad;
+    EXPECT_NE(message(j).find("async_host_overlap must be a fraction in [0, 1]"), std::string::npos)
+        << message(j);
+  }
+  j["engine"]["async_host_overlap"] = "half";
+  EXPECT_NE(message(j).find("async_host_overlap"), std::string::npos) << message(j);
 }
 
 }  // namespace
