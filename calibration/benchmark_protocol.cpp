@@ -22,14 +22,24 @@ BenchmarkProtocol BenchmarkProtocol::aiconfigurator() {
                            .min_requests = 0,
                            .warmup_per_client = 0,
                            .range_ratio = 1.0,
-                           .generated_engine_limits = true};
+                           .engine_launch = EngineLaunch::kAiconfiguratorGenerated};
+}
+
+BenchmarkProtocol BenchmarkProtocol::inferencemax() {
+  BenchmarkProtocol p = inferencex();
+  p.name = "inferencemax";
+  p.engine_launch = EngineLaunch::kInferenceMaxRecipe;
+  return p;
 }
 
 BenchmarkProtocol BenchmarkProtocol::named(const std::string& name, const std::string& field) {
   if (name == "steady") return steady();
   if (name == "inferencex") return inferencex();
   if (name == "aiconfigurator") return aiconfigurator();
-  throw ConfigError(field + ": expected steady, inferencex or aiconfigurator (how the published " +
+  if (name == "inferencemax") return inferencemax();
+  throw ConfigError(field +
+                    ": expected steady, inferencex, aiconfigurator or inferencemax (how the "
+                    "published " +
                     "runs were benchmarked; docs/calibrate-serving.md), got '" + name + "'");
 }
 

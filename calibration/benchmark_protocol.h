@@ -23,14 +23,19 @@ struct BenchmarkProtocol {
   // Lengths drawn uniformly in [range_ratio x L, L] around the stated L, as SGLang's
   // bench_serving draws them for --random-range-ratio; 1: exactly L.
   double range_ratio = 1.0;
-  // Whether the deployment was started with the engine limits a generator derived from the same
-  // load, rather than vLLM's defaults: aiconfigurator's generator (its rule_plugin/vllm.rule,
-  // --max-num-batched-tokens since its PR #238 of 2026-01-08) writes, for a deployment of batch
-  // size B serving prompts of ISL and answers of OSL tokens, --max-num-seqs B,
-  // --max-num-batched-tokens B + ISL + kGeneratedTokenMargin and --max-model-len ISL + OSL +
-  // kGeneratedTokenMargin. A published row's simulation takes them with B = its concurrency.
-  bool generated_engine_limits = false;
-  static constexpr int kGeneratedTokenMargin = 1500;  // tokens
+  // How the deployment was started. kVllmDefaults: vLLM's own limits. kAiconfiguratorGenerated:
+  // the limits aiconfigurator's generator (its rule_plugin/vllm.rule, --max-num-batched-tokens
+  // since its PR #238 of 2026-01-08) derives from the load: for batch size B, prompts of ISL and
+  // answers of OSL tokens, --max-num-seqs B, --max-num-batched-tokens B + ISL +
+  // kGeneratedTokenMargin, --max-model-len ISL + OSL + kGeneratedTokenMargin, with B = the row's
+  // concurrency. kInferenceMaxRecipe: InferenceMAX's October 2025 vLLM launch (v0.10.2 unless
+  // the row names its version): --kv-cache-dtype fp8 --async-scheduling
+  // --no-enable-prefix-caching --max-num-batched-tokens kInferenceMaxTokenBudget --max-num-seqs
+  // = concurrency, --max-model-len ISL + OSL + 20 for 1k/1k, + 200 with an 8k length, else 10240.
+  enum class EngineLaunch { kVllmDefaults, kAiconfiguratorGenerated, kInferenceMaxRecipe };
+  EngineLaunch engine_launch = EngineLaunch::kVllmDefaults;
+  static constexpr int kGeneratedTokenMargin = 1500;     // tokens
+  static constexpr int kInferenceMaxTokenBudget = 8192;  // tokens per step
 
   // servesim's convention (scripts/compare_published_h100.sh --protocol steady): the steady
   // state of exact-length clients, max(8 x clients, 200) requests, the first 2 x clients left
@@ -44,9 +49,12 @@ struct BenchmarkProtocol {
   // template: aiperf profile with --isl-stddev/--osl-stddev 0, ignore_eos, --num-requests
   // 20 x concurrency after a warm-up phase of 2 x concurrency requests that is not in the
   // results), on the engine limits its generator writes: 20 x clients requests of exact
-  // lengths, all in the means (the measured phase starts every client at once again), and
-  // generated_engine_limits.
+  // lengths, all in the means (the measured phase starts every client at once again), on
+  // kAiconfiguratorGenerated limits.
   static BenchmarkProtocol aiconfigurator();
+  // InferenceMAX's runs (its benchmark_serving.py client as inferencex(), with --ignore-eos) on
+  // the vLLM its recipe launched: kInferenceMaxRecipe.
+  static BenchmarkProtocol inferencemax();
   // One of the above by name; anything else is a ConfigError naming `field` and the choices.
   static BenchmarkProtocol named(const std::string& name, const std::string& field);
 };

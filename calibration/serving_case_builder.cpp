@@ -92,7 +92,7 @@ LengthDistribution length_of(double tokens, double range_ratio, const std::strin
                                        "");
 }
 
-// The limits BenchmarkProtocol::generated_engine_limits describes, for `clients` in flight.
+// The limits BenchmarkProtocol::kAiconfiguratorGenerated describes, for `clients` in flight.
 // Summed in doubles (exact here) and capped at INT_MAX: a row's lengths may each be up to
 // INT_MAX, and the scenario's own checks then refuse a max_model_len the model cannot take.
 void set_generated_engine_limits(uint64_t clients, double prompt, double output,
@@ -105,6 +105,28 @@ void set_generated_engine_limits(uint64_t clients, double prompt, double output,
   engine.max_num_seqs = capped(seqs);
   engine.max_num_batched_tokens = capped(seqs + std::round(prompt) + margin);
   engine.max_model_len = capped(std::round(prompt) + std::round(output) + margin);
+}
+
+// The engine BenchmarkProtocol::kInferenceMaxRecipe describes, for `clients` in flight.
+void set_inferencemax_engine(const MeasuredRun& run, uint64_t clients, double prompt, double output,
+                             EngineConfig& engine) {
+  const auto capped = [](double tokens) {
+    return static_cast<int>(std::min<double>(tokens, std::numeric_limits<int>::max()));
+  };
+  const double isl = std::round(prompt), osl = std::round(output);
+  engine.max_num_seqs = capped(std::min<double>(static_cast<double>(clients), 1'000'000));
+  engine.max_num_batched_tokens = BenchmarkProtocol::kInferenceMaxTokenBudget;
+  if (isl == 1024 && osl == 1024) {
+    engine.max_model_len = capped(isl + osl + 20);
+  } else if (isl == 8192 || osl == 8192) {
+    engine.max_model_len = capped(isl + osl + 200);
+  } else {
+    engine.max_model_len = 10240;
+  }
+  engine.kv_cache_dtype = DType::kFp8;
+  engine.async_scheduling = true;
+  engine.enable_prefix_caching = false;
+  if (run.engine_version.empty()) engine.vllm_version = VllmVersion::parse("0.10", run.source);
 }
 
 void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
@@ -128,7 +150,10 @@ void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
                                static_cast<uint64_t>(p.min_requests));
     c.metrics.warmup_requests = static_cast<uint64_t>(p.warmup_per_client) * clients;
     range_ratio = p.range_ratio;
-    if (p.generated_engine_limits) set_generated_engine_limits(clients, prompt, output, c.engine);
+    if (p.engine_launch == BenchmarkProtocol::EngineLaunch::kAiconfiguratorGenerated)
+      set_generated_engine_limits(clients, prompt, output, c.engine);
+    if (p.engine_launch == BenchmarkProtocol::EngineLaunch::kInferenceMaxRecipe)
+      set_inferencemax_engine(run, clients, prompt, output, c.engine);
   } else {
     c.metrics.warmup_requests = 0;
   }

@@ -169,8 +169,9 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
                 "vllm bench serve result JSON, loadtest folder, timing trace or published rows CSV")
       ->required()
       ->expected(1, -1);
-  c->add_option("--published-protocol", o.published_protocol,
-                "How published rows were benchmarked: steady, inferencex or aiconfigurator")
+  c->add_option(
+       "--published-protocol", o.published_protocol,
+       "How published rows were benchmarked: steady, inferencex, aiconfigurator or inferencemax")
       ->capture_default_str();
   c->add_option("--model", o.model, "Without a scenario: catalog name or model JSON");
   c->add_option("--gpu", o.gpu, "Without a scenario: catalog GPU name or JSON");

@@ -165,10 +165,11 @@ TEST(ServingCaseBuilder, APublishedRowIsIssuedByItsBenchmarkProtocol) {
   }
   EXPECT_EQ(least, 819);
   EXPECT_EQ(most, 1024);
-  EXPECT_NE(error_of([] {
-              BenchmarkProtocol::named("aiperf", "--published-protocol");
-            }).find("--published-protocol: expected steady, inferencex or aiconfigurator"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([] {
+        BenchmarkProtocol::named("aiperf", "--published-protocol");
+      }).find("--published-protocol: expected steady, inferencex, aiconfigurator or inferencemax"),
+      std::string::npos);
   // Neither protocol sizes the engine: the base scenario's limits stand (0: vLLM's defaults).
   EXPECT_EQ(c.config.engine.max_num_batched_tokens, 0);
   EXPECT_EQ(c.config.engine.max_num_seqs, 0);
@@ -199,6 +200,37 @@ TEST(ServingCaseBuilder, AiconfiguratorsProtocolRunsTheRowOnTheLimitsItsGenerato
   const ServingFitCase h = make_serving_case(huge, qwen_on_h100(), Catalog());
   EXPECT_EQ(h.config.engine.max_num_batched_tokens, std::numeric_limits<int>::max());
   EXPECT_EQ(h.config.engine.max_model_len, std::numeric_limits<int>::max());
+}
+
+TEST(ServingCaseBuilder, InferenceMaxsProtocolRunsTheRowOnTheVllmItsRecipeLaunched) {
+  // InferenceX's client (10 x clients requests, lengths in [0.8 L, L]) on --kv-cache-dtype fp8
+  // --async-scheduling --no-enable-prefix-caching --max-num-batched-tokens 8192
+  // --max-num-seqs clients, --max-model-len by its rule, vLLM 0.10 unless the row names one.
+  const MeasuredRun run = read_published_serving_rows(kRows, BenchmarkProtocol::inferencemax())[1];
+  const ServingFitCase c = make_serving_case(run, qwen_on_h100(), Catalog());
+  const EngineConfig& e = c.config.engine;
+  EXPECT_EQ(c.config.workload.clients, 8);
+  EXPECT_EQ(c.config.workload.num_requests, 80u);
+  EXPECT_EQ(c.config.metrics.warmup_requests, 0u);
+  EXPECT_EQ(e.max_num_seqs, 8);
+  EXPECT_EQ(e.max_num_batched_tokens, 8192);
+  EXPECT_EQ(e.max_model_len, 10240);  // 1024 in, 128 out: neither 1k/1k nor an 8k length
+  EXPECT_EQ(e.kv_cache_dtype, DType::kFp8);
+  EXPECT_TRUE(e.async_scheduling);
+  EXPECT_FALSE(e.enable_prefix_caching);
+  EXPECT_EQ(e.vllm_version.to_string(), "0.12");  // the row's own
+  EXPECT_EQ(BenchmarkProtocol::named("inferencemax", "--published-protocol").name, "inferencemax");
+
+  MeasuredRun square = run;
+  square.output_tokens_per_request = 1024;
+  square.engine_version.clear();
+  const ServingFitCase sq = make_serving_case(square, qwen_on_h100(), Catalog());
+  EXPECT_EQ(sq.config.engine.max_model_len, 1024 + 1024 + 20);
+  EXPECT_EQ(sq.config.engine.vllm_version.to_string(), "0.10");
+  MeasuredRun long_answer = run;
+  long_answer.output_tokens_per_request = 8192;
+  EXPECT_EQ(make_serving_case(long_answer, qwen_on_h100(), Catalog()).config.engine.max_model_len,
+            1024 + 8192 + 200);
 }
 
 TEST(ServingCaseBuilder, AnAggregateRunIssuesItsOwnCountAtItsRate) {

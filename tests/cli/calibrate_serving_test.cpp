@@ -104,9 +104,10 @@ TEST(CalibrateServingCommand, BadInputIsOneLineAndExitTwo) {
   expect_one_line_error(
       run_servesim("calibrate serving --measured " + kRows + kDeployment + " --holdout 1"),
       "--holdout: must be a fraction in [0, 1)");
-  expect_one_line_error(run_servesim("calibrate serving --measured " + kRows + kDeployment +
-                                     " --published-protocol aiperf"),
-                        "--published-protocol: expected steady, inferencex or aiconfigurator");
+  expect_one_line_error(
+      run_servesim("calibrate serving --measured " + kRows + kDeployment +
+                   " --published-protocol aiperf"),
+      "--published-protocol: expected steady, inferencex, aiconfigurator or inferencemax");
 }
 
 TEST(CalibrateServingCommand, ThePublishedProtocolDecidesTheRowsTtftAndIsInTheProfile) {
