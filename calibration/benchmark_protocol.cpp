@@ -39,8 +39,8 @@ BenchmarkProtocol BenchmarkProtocol::named(const std::string& name, const std::s
   if (name == "inferencemax") return inferencemax();
   throw ConfigError(field +
                     ": expected steady, inferencex, aiconfigurator or inferencemax (how the "
-                    "published " +
-                    "runs were benchmarked; docs/calibrate-serving.md), got '" + name + "'");
+                    "published runs were benchmarked; docs/calibrate-serving.md), got '" +
+                    name + "'");
 }
 
 }  // namespace servesim

@@ -92,34 +92,38 @@ LengthDistribution length_of(double tokens, double range_ratio, const std::strin
                                        "");
 }
 
+// Engine limits are summed in doubles (exact here) and capped at INT_MAX: a row's lengths may
+// each be up to INT_MAX, and the scenario's own checks then refuse a max_model_len the model
+// cannot take.
+int capped_tokens(double tokens) {
+  return static_cast<int>(std::min<double>(tokens, std::numeric_limits<int>::max()));
+}
+
+// --max-num-seqs = the row's clients, as both generated launches set it.
+double sequences_for(uint64_t clients) {
+  return std::min<double>(static_cast<double>(clients), 1'000'000);
+}
+
 // The limits BenchmarkProtocol::kAiconfiguratorGenerated describes, for `clients` in flight.
-// Summed in doubles (exact here) and capped at INT_MAX: a row's lengths may each be up to
-// INT_MAX, and the scenario's own checks then refuse a max_model_len the model cannot take.
 void set_generated_engine_limits(uint64_t clients, double prompt, double output,
                                  EngineConfig& engine) {
-  const auto capped = [](double tokens) {
-    return static_cast<int>(std::min<double>(tokens, std::numeric_limits<int>::max()));
-  };
   const double margin = BenchmarkProtocol::kGeneratedTokenMargin;
-  const double seqs = std::min<double>(static_cast<double>(clients), 1'000'000);
-  engine.max_num_seqs = capped(seqs);
-  engine.max_num_batched_tokens = capped(seqs + std::round(prompt) + margin);
-  engine.max_model_len = capped(std::round(prompt) + std::round(output) + margin);
+  const double seqs = sequences_for(clients);
+  engine.max_num_seqs = capped_tokens(seqs);
+  engine.max_num_batched_tokens = capped_tokens(seqs + std::round(prompt) + margin);
+  engine.max_model_len = capped_tokens(std::round(prompt) + std::round(output) + margin);
 }
 
 // The engine BenchmarkProtocol::kInferenceMaxRecipe describes, for `clients` in flight.
 void set_inferencemax_engine(const MeasuredRun& run, uint64_t clients, double prompt, double output,
                              EngineConfig& engine) {
-  const auto capped = [](double tokens) {
-    return static_cast<int>(std::min<double>(tokens, std::numeric_limits<int>::max()));
-  };
   const double isl = std::round(prompt), osl = std::round(output);
-  engine.max_num_seqs = capped(std::min<double>(static_cast<double>(clients), 1'000'000));
+  engine.max_num_seqs = capped_tokens(sequences_for(clients));
   engine.max_num_batched_tokens = BenchmarkProtocol::kInferenceMaxTokenBudget;
   if (isl == 1024 && osl == 1024) {
-    engine.max_model_len = capped(isl + osl + 20);
+    engine.max_model_len = capped_tokens(isl + osl + 20);
   } else if (isl == 8192 || osl == 8192) {
-    engine.max_model_len = capped(isl + osl + 200);
+    engine.max_model_len = capped_tokens(isl + osl + 200);
   } else {
     engine.max_model_len = 10240;
   }

@@ -57,7 +57,7 @@ bool SimulatedExecutor::drafts_follow(uint64_t stream, uint64_t position) const 
 void SimulatedExecutor::overlap_host_work() {
   double& host_s = last_.op_s[static_cast<size_t>(Op::kOverhead)];
   const double gpu_s = last_.total_s - host_s;
-  const double hideable_s = host_overlap_ * host_s;
+  const double hideable_s = *host_overlap_ * host_s;
   const double exposed_s = (host_s - hideable_s) + std::max(0.0, hideable_s - gpu_s);
   last_.total_s = gpu_s + exposed_s;
   host_s = exposed_s;
@@ -72,7 +72,7 @@ double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
     }
     last_ = cost_.predict(whole_);
     if (spec_) add_draft_time(output);
-    if (async_) overlap_host_work();
+    if (host_overlap_) overlap_host_work();
     return last_.total_s;
   }
 
@@ -113,7 +113,7 @@ double SimulatedExecutor::step_time_s(const SchedulerOutput& output) {
   }
   last_.op_s[overhead] = step_overhead_s;
   last_.total_s = end_s + step_overhead_s;
-  if (async_) overlap_host_work();
+  if (host_overlap_) overlap_host_work();
   return last_.total_s;
 }
 

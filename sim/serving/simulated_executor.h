@@ -26,6 +26,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "engine/sched/scheduler_output.h"
@@ -45,10 +46,7 @@ class SimulatedExecutor {
   bool speculative() const { return spec_ != nullptr; }
   // host_overlap: the fraction of each step's host work that can run behind its GPU work,
   // in [0, 1].
-  void enable_async_scheduling(double host_overlap) {
-    async_ = true;
-    host_overlap_ = host_overlap;
-  }
+  void enable_async_scheduling(double host_overlap) { host_overlap_ = host_overlap; }
   int num_speculative_tokens() const { return spec_ ? spec_->config().num_speculative_tokens : 0; }
 
   // Seconds the step takes; also fills last_step().
@@ -81,8 +79,8 @@ class SimulatedExecutor {
   uint64_t spec_seed_ = 0;
   BatchShape proposers_;  // one decode row per sampling sequence, for the draft cost
   StepTime last_;
-  bool async_ = false;
-  double host_overlap_ = 1;  // fraction of host work the GPU's can hide, under async_
+  // Set: asynchronous scheduling, with this fraction of the host work that the GPU's can hide.
+  std::optional<double> host_overlap_;
 };
 
 }  // namespace servesim
