@@ -135,6 +135,21 @@ TEST(ComparePublishedScript, EachRowRunsOnItsOwnModelAndGpu) {
       << out;
   EXPECT_NE(out.find("on H100-SXM (1 rows): TTFT "), std::string::npos) << out;
   EXPECT_NE(out.find("on H200 (1 rows): TTFT "), std::string::npos) << out;
+
+  // scripts/error_breakdown.awk reads that table: one line per GPU and lengths, then the counts.
+  const std::filesystem::path table =
+      std::filesystem::temp_directory_path() / ("servesim_breakdown_" + std::to_string(::getpid()));
+  std::ofstream(table) << out;
+  const testing::CliResult breakdown =
+      testing::run_command("awk -F'|' -f " + std::string(SERVESIM_SOURCE_DIR) +
+                           "/scripts/error_breakdown.awk " + table.string());
+  std::filesystem::remove(table);
+  EXPECT_EQ(breakdown.exit_code, 0) << breakdown.err;
+  EXPECT_NE(breakdown.out.find("H100-SXM 1024/128: TTFT "), std::string::npos) << breakdown.out;
+  EXPECT_NE(breakdown.out.find("H200 1024/1024: TTFT "), std::string::npos) << breakdown.out;
+  EXPECT_NE(breakdown.out.find("of 2 within 20%"), std::string::npos) << breakdown.out;
+  EXPECT_NE(breakdown.out.find("rows with measured TTFT under 5 s: 2,"), std::string::npos)
+      << breakdown.out;
 }
 
 // InferenceMAX's recipe starts vLLM with an fp8 KV cache and asynchronous scheduling, so the

@@ -1,0 +1,27 @@
+# Breaks scripts/compare_published_h100.sh's table down (a table with model and GPU columns,
+# as a file of several deployments prints it): mean TTFT |error| and signed error per GPU and
+# lengths, the medians and counts within 20% (TTFT) and 10% (TPOT), and the TTFT error over the
+# rows whose measured TTFT is under 5 s. Usage:
+#   bash scripts/compare_published_h100.sh --csv FILE ... | awk -F'|' -f scripts/error_breakdown.awk
+# Cells of a table row with model and GPU columns: 3 GPU, 6 ISL, 7 OSL, 9 TTFT measured,
+# 11 TTFT error, 14 TPOT error.
+function abs(x) { return x < 0 ? -x : x }
+/^\| [A-Z]/ && $3 !~ /GPU/ {
+  g = $3; gsub(/ /, "", g); k = g " " ($6 + 0) "/" ($7 + 0)
+  t = $11 + 0; p = $14 + 0
+  n[k]++; at[k] += abs(t); st[k] += t
+  ts[++m] = abs(t); ps[m] = abs(p); w20 += abs(t) <= 20; w10 += abs(p) <= 10
+  if ($9 + 0 < 5000) { ns++; sum += abs(t) }
+}
+function median(a, c,   i, j, x) {
+  for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
+  return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
+}
+END {
+  if (m == 0) { print "no rows with model and GPU columns"; exit 1 }
+  for (k in n) printf "%s: TTFT %.1f%% (signed %+.1f%%)\n", k, at[k] / n[k], st[k] / n[k] | "sort"
+  close("sort")
+  printf "TTFT median %.1f%%, %d of %d within 20%%; TPOT median %.1f%%, %d within 10%%\n",
+         median(ts, m), w20, m, median(ps, m), w10
+  if (ns) printf "rows with measured TTFT under 5 s: %d, TTFT %.1f%%\n", ns, sum / ns
+}
