@@ -1,24 +1,25 @@
-# Breaks scripts/compare_published_h100.sh's table down (a table with model and GPU columns,
-# as a file of several deployments prints it): mean TTFT |error| and signed error per GPU and
-# lengths, the medians and counts within 20% (TTFT) and 10% (TPOT), and the TTFT error over the
-# rows whose measured TTFT is under 5 s. Usage:
+# Breaks scripts/compare_published_h100.sh's table down: mean TTFT |error| and signed error per
+# GPU and lengths (per lengths alone for a table of one deployment, which has no model and GPU
+# columns), the medians and counts within 20% (TTFT) and 10% (TPOT), and the TTFT error over
+# the rows whose measured TTFT is under 5 s. Usage:
 #   bash scripts/compare_published_h100.sh --csv FILE ... | awk -F'|' -f scripts/error_breakdown.awk
 # Cells of a table row with model and GPU columns: 3 GPU, 6 ISL, 7 OSL, 9 TTFT measured,
-# 11 TTFT error, 14 TPOT error.
+# 11 TTFT error, 14 TPOT error; without them every cell sits two to the left.
 function abs(x) { return x < 0 ? -x : x }
-/^\| [A-Z]/ && $3 !~ /GPU/ {
-  g = $3; gsub(/ /, "", g); k = g " " ($6 + 0) "/" ($7 + 0)
-  t = $11 + 0; p = $14 + 0
+/^\| TP \| weights/ { shift = 2 }
+/^\| [0-9]/ && shift == 2 || /^\| [A-Za-z]/ && $4 ~ /^ [0-9]+ $/ {
+  g = shift ? "all" : $3; gsub(/ /, "", g); k = g " " ($(6 - shift) + 0) "/" ($(7 - shift) + 0)
+  t = $(11 - shift) + 0; p = $(14 - shift) + 0
   n[k]++; at[k] += abs(t); st[k] += t
   ts[++m] = abs(t); ps[m] = abs(p); w20 += abs(t) <= 20; w10 += abs(p) <= 10
-  if ($9 + 0 < 5000) { ns++; sum += abs(t) }
+  if ($(9 - shift) + 0 < 5000) { ns++; sum += abs(t) }
 }
 function median(a, c,   i, j, x) {
   for (i = 2; i <= c; i++) { x = a[i]; for (j = i - 1; j > 0 && a[j] > x; j--) a[j + 1] = a[j]; a[j + 1] = x }
   return c % 2 ? a[(c + 1) / 2] : (a[c / 2] + a[c / 2 + 1]) / 2
 }
 END {
-  if (m == 0) { print "no rows with model and GPU columns"; exit 1 }
+  if (m == 0) { print "no table rows: pipe in scripts/compare_published_h100.sh's table"; exit 1 }
   for (k in n) printf "%s: TTFT %.1f%% (signed %+.1f%%)\n", k, at[k] / n[k], st[k] / n[k] | "sort"
   close("sort")
   printf "TTFT median %.1f%%, %d of %d within 20%%; TPOT median %.1f%%, %d within 10%%\n",

@@ -121,6 +121,18 @@ TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGenera
                  "--protocol must be steady, inferencex, aiperf, aiconfigurator or inferencemax");
 }
 
+// scripts/error_breakdown.awk run on `table`.
+testing::CliResult breakdown_of(const std::string& table) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / ("servesim_breakdown_" + std::to_string(::getpid()));
+  std::ofstream(file) << table;
+  const testing::CliResult r =
+      testing::run_command("awk -F'|' -f " + std::string(SERVESIM_SOURCE_DIR) +
+                           "/scripts/error_breakdown.awk " + file.string());
+  std::filesystem::remove(file);
+  return r;
+}
+
 // A file of two deployments: each row runs on its own model and GPU, named in two columns more,
 // and the summary splits the errors by GPU.
 TEST(ComparePublishedScript, EachRowRunsOnItsOwnModelAndGpu) {
@@ -137,19 +149,33 @@ TEST(ComparePublishedScript, EachRowRunsOnItsOwnModelAndGpu) {
   EXPECT_NE(out.find("on H200 (1 rows): TTFT "), std::string::npos) << out;
 
   // scripts/error_breakdown.awk reads that table: one line per GPU and lengths, then the counts.
-  const std::filesystem::path table =
-      std::filesystem::temp_directory_path() / ("servesim_breakdown_" + std::to_string(::getpid()));
-  std::ofstream(table) << out;
-  const testing::CliResult breakdown =
-      testing::run_command("awk -F'|' -f " + std::string(SERVESIM_SOURCE_DIR) +
-                           "/scripts/error_breakdown.awk " + table.string());
-  std::filesystem::remove(table);
+  const testing::CliResult breakdown = breakdown_of(out);
   EXPECT_EQ(breakdown.exit_code, 0) << breakdown.err;
   EXPECT_NE(breakdown.out.find("H100-SXM 1024/128: TTFT "), std::string::npos) << breakdown.out;
   EXPECT_NE(breakdown.out.find("H200 1024/1024: TTFT "), std::string::npos) << breakdown.out;
   EXPECT_NE(breakdown.out.find("of 2 within 20%"), std::string::npos) << breakdown.out;
   EXPECT_NE(breakdown.out.find("rows with measured TTFT under 5 s: 2,"), std::string::npos)
       << breakdown.out;
+}
+
+// A table of one deployment has no model and GPU columns: the breakdown goes by lengths alone,
+// and reads every row, not the header; input that is no table is refused in one line.
+TEST(ComparePublishedScript, TheBreakdownReadsATableOfOneDeploymentToo) {
+  const std::string out =
+      run_rows("single",
+               "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154.2,18.0\n"
+               "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,4096,128,8,4,1,419.2,16.5\n");
+  ASSERT_EQ(out.find("| model |"), std::string::npos) << out;
+  const testing::CliResult breakdown = breakdown_of(out);
+  EXPECT_EQ(breakdown.exit_code, 0) << breakdown.err;
+  EXPECT_NE(breakdown.out.find("all 1024/128: TTFT "), std::string::npos) << breakdown.out;
+  EXPECT_NE(breakdown.out.find("all 4096/128: TTFT "), std::string::npos) << breakdown.out;
+  EXPECT_NE(breakdown.out.find(" of 2 within 20%"), std::string::npos) << breakdown.out;
+  EXPECT_EQ(breakdown.out.find("0/0"), std::string::npos) << breakdown.out;
+
+  const testing::CliResult nothing = breakdown_of("no table here\n");
+  EXPECT_EQ(nothing.exit_code, 1);
+  EXPECT_NE(nothing.out.find("no table rows"), std::string::npos) << nothing.out;
 }
 
 // InferenceMAX's recipe starts vLLM with an fp8 KV cache and asynchronous scheduling, so the
