@@ -1,5 +1,6 @@
 #include "calibration/serving_fit.h"
 
+#include <algorithm>
 #include <cmath>
 #include <exception>
 
@@ -22,7 +23,7 @@ std::vector<std::string> parameters_to_fit(const ServingFitOptions& options,
   if (!options.parameters.empty()) return options.parameters;
   std::vector<std::string> out;
   for (std::string_view name : serving_parameter_names())
-    if (name != "frontend_scale" || base.service.enabled) out.emplace_back(name);
+    if (serving_parameter_applies(name, base)) out.emplace_back(name);
   return out;
 }
 
@@ -180,6 +181,15 @@ ServingFit fit_serving(const std::vector<ServingFitCase>& cases, const ServingFi
       const std::vector<std::string>& names = stage == ServingStage::kDecode ? decode : prefill;
       if (names.empty()) continue;
       LeastSquaresResult r;
+      if (round == 0 && names.size() > 1 &&
+          std::find(names.begin(), names.end(), "rtt_s") != names.end()) {
+        // The round trip alone first: it is the one term that shifts every run's TTFT by the
+        // same time, and from its default of 0 the joint fit would let the frontend's costs,
+        // which grow with the prompt, take up a latency that does not.
+        current = fit_stage(cases, {"rtt_s"}, stage, current, fit.initial, options, r);
+        fit.iterations += r.iterations;
+        fit.simulations += r.evaluations;
+      }
       current = fit_stage(cases, names, stage, current, fit.initial, options, r);
       fit.iterations += r.iterations;
       fit.simulations += r.evaluations;

@@ -16,12 +16,17 @@ struct Box {
 
 // Bounds wide enough for any GPU and host servesim knows, narrow enough to stay physical: no
 // kernel beats its peak; below 10% of compute or 20% of bandwidth a deployment is broken, not
-// slow. Host costs span decades (a fast C++ loop to a loaded Python one), hence log scale.
+// slow. Host costs span decades (a fast C++ loop to a loaded Python one), hence log scale; so
+// does a round trip (a loopback client to another continent).
 constexpr Box kBoxes[] = {
     {"compute_efficiency", 0.1, 1.0, false}, {"memory_efficiency", 0.2, 1.0, false},
     {"step_overhead_s", 1e-5, 20e-3, true},  {"seq_overhead_s", 1e-6, 500e-6, true},
-    {"frontend_scale", 0.1, 10.0, true},
+    {"frontend_scale", 0.1, 10.0, true},     {"rtt_s", 1e-4, 1.0, true},
 };
+
+// A round trip's search starts at 1 ms at least: below it no TTFT moves measurably, so a search
+// from 0 (the default) would find no slope to follow.
+constexpr double kRttSearchStartS = 1e-3;
 
 const Box& box_of(std::string_view name) {
   for (const Box& b : kBoxes)
@@ -36,6 +41,7 @@ double& slot(ServingParameters& p, std::string_view name) {
   if (name == "memory_efficiency") return p.memory_efficiency;
   if (name == "step_overhead_s") return p.step_overhead_s;
   if (name == "seq_overhead_s") return p.seq_overhead_s;
+  if (name == "rtt_s") return p.rtt_s;
   box_of(name);  // throws for an unknown name
   return p.frontend_scale;
 }
@@ -53,8 +59,9 @@ const std::vector<std::string_view>& serving_parameter_names() {
 
 ServingStage serving_parameter_stage(std::string_view name) {
   box_of(name);  // throws for an unknown name
-  return name == "compute_efficiency" || name == "frontend_scale" ? ServingStage::kPrefill
-                                                                  : ServingStage::kDecode;
+  return name == "compute_efficiency" || name == "frontend_scale" || name == "rtt_s"
+             ? ServingStage::kPrefill
+             : ServingStage::kDecode;
 }
 
 ServingParameters serving_parameters_of(const SimulationConfig& config) {
@@ -65,6 +72,7 @@ ServingParameters serving_parameters_of(const SimulationConfig& config) {
   p.step_overhead_s = r.step_overhead_s.value_or(kStepOverheadS);
   p.seq_overhead_s = r.seq_overhead_s.value_or(kSeqOverheadS);
   p.frontend_scale = 1;
+  p.rtt_s = config.service.enabled ? config.service.rtt_s.mean() : 0;
   return p;
 }
 
@@ -81,7 +89,17 @@ SimulationConfig with_serving_parameters(const SimulationConfig& base, const Ser
     f.step_s = f.step_s.scaled(p.frontend_scale);
     f.per_output_token_s *= p.frontend_scale;
   }
+  if (c.service.enabled && p.rtt_s != base.service.rtt_s.mean())
+    c.service.rtt_s = Distribution::fixed(p.rtt_s);
   return c;
+}
+
+bool serving_parameter_applies(std::string_view name, const SimulationConfig& base) {
+  box_of(name);  // throws for an unknown name
+  if (name == "frontend_scale") return base.service.enabled;
+  if (name == "rtt_s")
+    return base.service.enabled && base.service.rtt_s.kind() == Distribution::Kind::kFixed;
+  return true;
 }
 
 std::vector<BoundedParameter> serving_search_space(const std::vector<std::string>& names,
@@ -92,11 +110,16 @@ std::vector<BoundedParameter> serving_search_space(const std::vector<std::string
     const Box& b = box_of(name);
     if (std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.name == name; }))
       throw ConfigError("--fit: '" + name + "' is named twice");
-    if (name == "frontend_scale" && !base.service.enabled)
+    if ((name == "frontend_scale" || name == "rtt_s") && !base.service.enabled)
+      throw ConfigError("--fit: " + name +
+                        " needs the service path; the scenario has \"service\": \"none\" (drop " +
+                        name + " from --fit, or remove \"service\": \"none\")");
+    if (!serving_parameter_applies(name, base))
       throw ConfigError(
-          "--fit: frontend_scale needs the API server in the path; the scenario has \"service\": "
-          "\"none\" (drop frontend_scale from --fit, or remove \"service\": \"none\")");
-    const double x0 = std::clamp(serving_parameter_value(initial, name), b.lower, b.upper);
+          "--fit: rtt_s fits one fixed round trip, and the scenario's service.network.rtt_s is a "
+          "distribution (drop rtt_s from --fit, or make service.network.rtt_s a number)");
+    double x0 = std::clamp(serving_parameter_value(initial, name), b.lower, b.upper);
+    if (name == "rtt_s") x0 = std::max(x0, kRttSearchStartS);
     out.push_back({name, x0, b.lower, b.upper, b.log_scale});
   }
   return out;

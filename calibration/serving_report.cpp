@@ -49,6 +49,8 @@ std::string format_value(std::string_view name, double v) {
   char buf[64];
   if (name == "step_overhead_s" || name == "seq_overhead_s")
     std::snprintf(buf, sizeof buf, "%.1f us", v * 1e6);
+  else if (name == "rtt_s")
+    std::snprintf(buf, sizeof buf, "%.2f ms", v * 1e3);
   else
     std::snprintf(buf, sizeof buf, "%.3f", v);
   return buf;

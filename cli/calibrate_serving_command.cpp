@@ -119,6 +119,13 @@ nlohmann::json fitted_scenario(nlohmann::json j, const ServingFit& fit, const Si
     frontend["step_s"] = f.step_s.mean();
     frontend["per_output_token_s"] = f.per_output_token_s;
   }
+  if (c.service.enabled && p.rtt_s != c.service.rtt_s.mean()) {
+    nlohmann::json& service = j["service"];
+    if (!service.is_object()) service = nlohmann::json::object();
+    nlohmann::json& network = service["network"];
+    if (!network.is_object()) network = nlohmann::json::object();
+    network["rtt_s"] = p.rtt_s;
+  }
   return j;
 }
 

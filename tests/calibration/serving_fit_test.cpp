@@ -175,6 +175,58 @@ TEST(ServingFit, ScalesTheFrontendsCostsAndNothingElse) {
   EXPECT_EQ(serving_parameters_of(scaled).frontend_scale, 1.0);  // the config's own costs now
 }
 
+// Runs measured through a network with a 50 ms round trip: the fit finds it, from TTFT alone
+// (TPOT does not see a fixed latency), and with every parameter in the fit.
+TEST(ServingFit, RecoversTheRoundTripItsRunsWereMeasuredThrough) {
+  const SimulationConfig base = base_config(true);
+  ServingParameters truth = serving_parameters_of(base);
+  truth.rtt_s = 0.05;
+  const std::vector<ServingFitCase> cases = cases_at(base, truth);
+  ServingFitOptions options;
+  options.solver.max_iterations = 30;
+  const ServingFit fit = fit_serving(cases, options);
+  ASSERT_EQ(fit.parameters.size(), 6u);  // all of them: a service path, a fixed round trip
+  EXPECT_NEAR(fit.fitted.rtt_s, 0.05, 0.005);
+  EXPECT_NEAR(fit.fitted.memory_efficiency, truth.memory_efficiency, 0.02);
+  EXPECT_LT(fit.cost_after, fit.cost_before / 20);
+}
+
+// The round trip is fitted only where there is one to set, as one number: without a service path
+// or over a distribution (whose spread a fitted number would drop) it is refused with the fix,
+// and the default fit leaves it out.
+TEST(ServingFit, FitsTheRoundTripOnlyWhereItIsANumber) {
+  const SimulationConfig none = base_config(false);
+  EXPECT_FALSE(serving_parameter_applies("rtt_s", none));
+  EXPECT_THROW(serving_search_space({"rtt_s"}, {}, none), ConfigError);
+  SimulationConfig spread = base_config(true);
+  EXPECT_TRUE(serving_parameter_applies("rtt_s", spread));
+  spread.service.rtt_s = Distribution::from_json(
+      nlohmann::json{{"type", "uniform"}, {"min", 0.01}, {"max", 0.03}}, "rtt_s", ".", 0, false);
+  EXPECT_FALSE(serving_parameter_applies("rtt_s", spread));
+  try {
+    serving_search_space({"rtt_s"}, serving_parameters_of(spread), spread);
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("make service.network.rtt_s a number"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_TRUE(serving_parameter_applies("memory_efficiency", spread));
+}
+
+TEST(ServingFit, SetsTheRoundTripAndNothingElse) {
+  const SimulationConfig base = base_config(true);
+  ServingParameters p = serving_parameters_of(base);
+  EXPECT_EQ(p.rtt_s, 0.0);
+  p.rtt_s = 0.02;
+  const SimulationConfig set = with_serving_parameters(base, p);
+  EXPECT_EQ(set.service.rtt_s.kind(), Distribution::Kind::kFixed);
+  EXPECT_DOUBLE_EQ(set.service.rtt_s.mean(), 0.02);
+  EXPECT_DOUBLE_EQ(set.service.frontend.station.request_s.mean(),
+                   base.service.frontend.station.request_s.mean());
+  EXPECT_EQ(serving_parameters_of(set).rtt_s, 0.02);
+  EXPECT_EQ(serving_parameter_stage("rtt_s"), ServingStage::kPrefill);
+}
+
 TEST(ServingFit, RefusesTooFewMeasuredValues) {
   const SimulationConfig base = base_config(false);
   MeasuredRun run;

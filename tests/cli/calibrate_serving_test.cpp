@@ -67,6 +67,24 @@ TEST(CalibrateServingCommand, FitsHoldsOutReportsAndWritesAScenarioThatSimulates
   fs::remove_all(out);
 }
 
+// A fitted round trip is written where simulate reads it, service.network.rtt_s, and printed in
+// milliseconds.
+TEST(CalibrateServingCommand, AFittedRoundTripIsInTheScenario) {
+  const fs::path out =
+      fs::temp_directory_path() / ("servesim_cal_rtt_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const CliResult r =
+      run_servesim("calibrate serving --measured " + kRows + kDeployment +
+                   " --fit rtt_s --holdout 0 --max-iterations 4 --threads 2 --out " + out.string());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rtt_s                  0.00 ms"), std::string::npos) << r.out;
+  const double fitted = read_json(out / "report.json")["parameters"]["rtt_s"]["fitted"];
+  EXPECT_GE(fitted, 1e-4);  // the search box starts at 0.1 ms
+  EXPECT_EQ(read_json(out / "scenario.json")["service"]["network"]["rtt_s"].get<double>(), fitted);
+  EXPECT_EQ(read_json(out / "profile.json")["parameters"]["rtt_s"].get<double>(), fitted);
+  fs::remove_all(out);
+}
+
 // With a start-up log, the runs are simulated with the KV capacity vLLM had: the log's memory
 // terms land in the fitted scenario's engine block.
 TEST(CalibrateServingCommand, ALogSetsTheMemoryTermsFirst) {
