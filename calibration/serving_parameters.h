@@ -56,7 +56,8 @@ SimulationConfig with_serving_parameters(const SimulationConfig& base, const Ser
 
 // Whether `base` has what the parameter acts on: frontend_scale and rtt_s need the service
 // path, rtt_s a fixed round trip (a fitted number would replace a distribution's spread).
-// What --fit fits by default: every parameter that applies. REQUIRES: a known name.
+// What --fit fits by default: every parameter that applies but rtt_s, fitted when named.
+// REQUIRES: a known name.
 bool serving_parameter_applies(std::string_view name, const SimulationConfig& base);
 
 // The search box of each named parameter, started at `initial`. Throws ConfigError naming an
