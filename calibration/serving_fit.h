@@ -6,7 +6,8 @@
 // turn twice (the second round corrects the first for their coupling: prefills interrupt
 // decodes, queues form behind slow steps):
 //   decode   memory_efficiency, step_overhead_s, seq_overhead_s   to TPOT and ITL means
-//   prefill  compute_efficiency, frontend_scale                   to TTFT mean and p99
+//   prefill  compute_efficiency, frontend_scale (and rtt_s, when   to TTFT mean and p99
+//            named: fitted alone first in the first round)
 // Staging keeps a metric the simulator misses for a reason no parameter stands for (e.g. TTFT
 // of identical closed-loop clients that fall into lock-step cohorts, docs/validation.md) from
 // dragging the parameters of the other side with it. E2E and throughput follow from both and

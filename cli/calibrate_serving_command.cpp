@@ -188,7 +188,7 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
   c->add_option("--log", o.log, "vLLM start-up log of the deployment: fit its memory terms first");
   c->add_option("--holdout", o.holdout, "Fraction of the runs held out of the fit, for the report")
       ->capture_default_str();
-  c->add_option("--fit", o.fit, "Parameters to fit (comma list; default: all that apply)")
+  c->add_option("--fit", o.fit, "Parameters to fit (comma list; default: all that apply but rtt_s)")
       ->delimiter(',');
   c->add_option("--max-iterations", o.max_iterations, "Levenberg-Marquardt steps at most")
       ->capture_default_str();
