@@ -38,6 +38,18 @@ TEST(Catalog, BundlesTheModelsAndGpusTheIssueLists) {
   }
 }
 
+// The H200 is the H100-SXM's GH100 die with more and faster memory: the same GEMMs reach the
+// same fraction of the same peak, so the catalog gives it the H100's fitted compute efficiency
+// (docs/cost-model.md), and only its memory differs.
+TEST(Catalog, TheH200ComputesLikeTheH100ItsDieIs) {
+  Catalog catalog;
+  const HardwareSpec h100 = catalog.resolve_gpu("H100-SXM");
+  const HardwareSpec h200 = catalog.resolve_gpu("H200");
+  EXPECT_EQ(h200.peak_flops(DType::kBf16), h100.peak_flops(DType::kBf16));
+  EXPECT_EQ(h200.compute_efficiency, h100.compute_efficiency);
+  EXPECT_GT(h200.memory_bandwidth_Bps, h100.memory_bandwidth_Bps);
+}
+
 TEST(Catalog, LooksUpByAliasRepoAndCase) {
   Catalog catalog;
   EXPECT_EQ(catalog.resolve_model("llama_2_7b").name, "Llama-2-7B");
