@@ -201,6 +201,15 @@ testing::CliResult run_row(const std::string& name, const std::string& row) {
   return r;
 }
 
+// A Hugging Face id names the catalog's model whatever its case: openai/gpt-oss-120b is
+// GPT-OSS-120B, and its row runs.
+TEST(ComparePublishedScript, AModelIdMatchesTheCatalogWhateverItsCase) {
+  const testing::CliResult r =
+      run_row("case", "vllm,0.12.0,openai/gpt-oss-120b,h100_sxm,,agg,1024,128,8,2,1,150,18");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("| 2 | bf16 | 1024 | 128 | 8 | 150.0 |"), std::string::npos) << r.out;
+}
+
 TEST(ComparePublishedScript, ARowOutsideTheCatalogIsRefusedInOneLine) {
   expect_refused(run_row("model", "vllm,,acme/Foo-7B,h100_sxm,,agg,1024,128,8,2,1,150,18"),
                  "row 2: model 'acme/Foo-7B' is not in servesim's catalog");
