@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "models/calibration_profile.h"
 #include "tests/cli/cli_runner.h"
@@ -44,6 +46,23 @@ double error_of(const nlohmann::json& report, const std::string& metric) {
   return 1e9;
 }
 
+// How much slower the machine ran the profile's reference steps while the engine served than
+// when it was profiled (the speed probe's median time now / then; 1 without probes).
+double machine_drift(const nlohmann::json& report) {
+  std::vector<double> probes;
+  for (const auto& p : report["speed_probe"]["probes"]) probes.push_back(p.get<double>());
+  if (probes.empty()) return 1;
+  std::sort(probes.begin(), probes.end());
+  const size_t n = probes.size();
+  return n % 2 ? probes[n / 2] : (probes[n / 2 - 1] + probes[n / 2]) / 2;
+}
+
+// The simulated metric's error once the machine's own slow-down is taken out: a simulator priced
+// at profiling speed over-predicts an engine run on a machine `drift` times slower by that much.
+double error_at_profiling_speed(const nlohmann::json& report, const std::string& metric) {
+  return (1 + error_of(report, metric)) / machine_drift(report) - 1;
+}
+
 // One test, in the order a user goes: profiling is the slow part, so it runs once.
 TEST(CalibratePipeline, ProfileFitValidateTransferResume) {
   const std::string dir = fresh_dir("all");
@@ -68,8 +87,10 @@ TEST(CalibratePipeline, ProfileFitValidateTransferResume) {
   for (const auto& run : report["engine"]["runs"]) EXPECT_EQ(run["summary"]["completed"], 40);
   EXPECT_GT(report["step_check"]["steps"].get<int>(), 0);
   EXPECT_EQ(report["simulated"]["summary"]["completed"], 40);
-  // Saturated, throughput is the cost model's prediction of the engine's speed.
-  EXPECT_LT(std::abs(error_of(report, "output_throughput")), 0.25) << all.out;
+  // Saturated, throughput is the cost model's prediction of the engine's speed — at the speed
+  // the machine had when profiled: on a shared machine another process can slow the engine's
+  // runs by a third (probes of 1.36 seen), which is drift, not model error.
+  EXPECT_LT(std::abs(error_at_profiling_speed(report, "output_throughput")), 0.25) << all.out;
   EXPECT_LT(std::abs(error_of(report, "tpot_p50")), 0.5) << all.out;
 
   // Transfer: the profile predicts a wider, shallower model it never measured.
@@ -86,7 +107,7 @@ TEST(CalibratePipeline, ProfileFitValidateTransferResume) {
   const nlohmann::json t = read_json(transfer_report);
   EXPECT_TRUE(t["transferred"].get<bool>());
   EXPECT_EQ(t["served_model"], "Llama-tiny-wide-calib");
-  EXPECT_LT(std::abs(error_of(t, "output_throughput")), 0.5) << transfer.out;
+  EXPECT_LT(std::abs(error_at_profiling_speed(t, "output_throughput")), 0.5) << transfer.out;
 
   // A finished profile resumed measures nothing.
   const auto resumed = run_servesim("calibrate profile --model " + kData +
