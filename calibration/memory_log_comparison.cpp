@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -14,22 +13,12 @@ namespace {
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 ModelSpec model_of_log(const std::string& name, const Catalog& catalog, const std::string& origin) {
-  std::vector<std::string> tries{name};
-  for (const char* suffix : {"-Instruct", "-instruct", "-Chat", "-chat", "-FP8", "-hf"}) {
-    const std::vector<std::string> so_far = tries;
-    for (const std::string& t : so_far) {
-      const size_t at = t.rfind(suffix);
-      if (at != std::string::npos) tries.push_back(t.substr(0, at) + t.substr(at + strlen(suffix)));
-    }
+  try {
+    return catalog.resolve_checkpoint_name(name);
+  } catch (const ConfigError&) {
+    throw ConfigError(origin + ": the log's model '" + name +
+                      "' is not in the catalog; pass --model NAME or --model config.json");
   }
-  for (const std::string& t : tries) {
-    try {
-      return catalog.resolve_model_name(t);
-    } catch (const ConfigError&) {
-    }
-  }
-  throw ConfigError(origin + ": the log's model '" + name +
-                    "' is not in the catalog; pass --model NAME or --model config.json");
 }
 
 std::optional<DType> weights_dtype_of_log(const VllmStartupLog& log) {

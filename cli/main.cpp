@@ -98,6 +98,10 @@ int main(int argc, char** argv) {
 
   CLI::App* models = app.add_subcommand("models", "List the bundled models");
   models->add_flag("--json", json, "Print JSON");
+  std::string checkpoint;
+  models->add_option("--resolve", checkpoint,
+                     "Print the catalog model a served checkpoint's name or Hugging Face id is "
+                     "(e.g. Qwen/Qwen3-235B-A22B-FP8), or fail in one line");
   CLI::App* gpus = app.add_subcommand("gpus", "List the bundled GPUs");
   gpus->add_flag("--json", json, "Print JSON");
 
@@ -120,6 +124,8 @@ int main(int argc, char** argv) {
       return run_loadtest_command(loadtest_options);
     } else if (*compare) {
       return run_compare_command(compare_options);
+    } else if (*models && !checkpoint.empty()) {
+      std::printf("%s\n", catalog.resolve_checkpoint_name(checkpoint).name.c_str());
     } else if (*models) {
       print_models(catalog, json);
     } else if (*gpus) {

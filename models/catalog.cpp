@@ -116,6 +116,28 @@ ModelSpec Catalog::resolve_model_name(const std::string& name) const {
                     "; run 'servesim models' for the catalog or pass a config.json path");
 }
 
+ModelSpec Catalog::resolve_checkpoint_name(const std::string& name) const {
+  std::vector<std::string> tries{name};
+  // Another organisation's copy (nvidia/..., RedHatAI/...) is the same architecture.
+  if (const size_t slash = name.rfind('/'); slash != std::string::npos && slash + 1 < name.size())
+    tries.push_back(name.substr(slash + 1));
+  for (const char* suffix : {"-Instruct", "-instruct", "-Chat", "-chat", "-FP8", "-hf"}) {
+    const std::vector<std::string> so_far = tries;
+    for (const std::string& t : so_far) {
+      const size_t at = t.rfind(suffix);
+      if (at != std::string::npos)
+        tries.push_back(t.substr(0, at) + t.substr(at + std::string_view(suffix).size()));
+    }
+  }
+  for (const std::string& t : tries) {
+    try {
+      return resolve_model_name(t);
+    } catch (const ConfigError&) {
+    }
+  }
+  return resolve_model_name(name);  // throws, naming what was given
+}
+
 HardwareSpec Catalog::resolve_gpu(const std::string& name_or_path) const {
   if (name_or_path.empty()) throw ConfigError("--gpu: a GPU name or JSON path is required");
   if (looks_like_path(name_or_path)) return load_gpu_file(name_or_path);

@@ -33,6 +33,12 @@ class Catalog {
   // catalog names, aliases and HF repos only, never a path, so such a file cannot make
   // servesim open another file.
   ModelSpec resolve_model_name(const std::string& name) const;
+  // The architecture of a served checkpoint named in such a file (a vLLM log, a published row):
+  // resolve_model_name, else the name without its organisation (what follows the last '/') and
+  // without its variant suffixes (-Instruct, -Chat, -FP8, -hf, in any combination), which keep
+  // their base model's architecture. Throws
+  // resolve_model_name's error for the name as given.
+  ModelSpec resolve_checkpoint_name(const std::string& name) const;
   HardwareSpec resolve_gpu(const std::string& name_or_path) const;
 
   // Loads one file, servesim schema or HF config.json.

@@ -80,13 +80,8 @@ awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --warmup-per-client goes with --protocol aiperf or aiconfigurator" >&2; exit 2; }
 [[ "$split" == 0 || "$warmup_k" == 0 ]] ||
   { echo "error: --split keeps the start in the means; drop --warmup-per-client" >&2; exit 2; }
-catalog_model() {  # a Hugging Face id (org/name, -Instruct and -FP8 suffixes dropped) -> catalog name
-  local name="${1##*/}" file
-  name="${name%-FP8}"; name="${name%-Instruct}"
-  [[ -n "$name" ]] || return 1
-  # Hugging Face ids and catalog file names differ in case (openai/gpt-oss-120b: GPT-OSS-120B).
-  file=$(find configs/models -maxdepth 1 -iname "$name.json" -print -quit)
-  [[ -n "$file" ]] && basename "$file" .json
+catalog_model() {  # a Hugging Face id -> catalog name, as servesim's catalog resolves it
+  [[ -n "$1" ]] && "$bin" models --resolve "$1" 2> /dev/null
 }
 catalog_gpu() {  # the sample's system names -> catalog names
   case "$1" in

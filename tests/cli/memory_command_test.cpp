@@ -203,5 +203,18 @@ TEST(CatalogCommands, ListModelsAndGpus) {
   EXPECT_GE(j.size(), 13u);
 }
 
+// A served checkpoint's name resolves to the catalog model it is; an unknown one is one line,
+// exit 2 (scripts/compare_published_h100.sh maps published rows this way).
+TEST(CatalogCommands, ResolveNamesTheCatalogModelOfACheckpoint) {
+  const CliResult fp8 = run_servesim("models --resolve Qwen/Qwen3-235B-A22B-FP8");
+  EXPECT_EQ(fp8.exit_code, 0) << fp8.err;
+  EXPECT_EQ(fp8.out, "Qwen3-235B-A22B\n");
+  EXPECT_EQ(run_servesim("models --resolve openai/gpt-oss-120b").out, "GPT-OSS-120B\n");
+  const CliResult unknown = run_servesim("models --resolve acme/Foo-7B");
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.err.find("unknown model 'acme/Foo-7B'"), std::string::npos) << unknown.err;
+  EXPECT_EQ(unknown.err.find('\n'), unknown.err.size() - 1) << unknown.err;
+}
+
 }  // namespace
 }  // namespace servesim::testing

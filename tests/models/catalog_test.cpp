@@ -60,6 +60,19 @@ TEST(Catalog, LooksUpByAliasRepoAndCase) {
   EXPECT_EQ(catalog.resolve_gpu("H100 SXM5 80GB").name, "H100-SXM");
 }
 
+// A served checkpoint keeps its base model's architecture: its id resolves with its variant
+// suffixes dropped, in any combination, and an unknown one is the plain lookup's error.
+TEST(Catalog, ACheckpointNameResolvesToItsBaseModel) {
+  Catalog catalog;
+  EXPECT_EQ(catalog.resolve_checkpoint_name("Qwen/Qwen3-32B").name, "Qwen3-32B");
+  EXPECT_EQ(catalog.resolve_checkpoint_name("Qwen/Qwen3-235B-A22B-FP8").name, "Qwen3-235B-A22B");
+  EXPECT_EQ(catalog.resolve_checkpoint_name("nvidia/Llama-3.1-8B-Instruct-FP8").name,
+            "Llama-3.1-8B");
+  EXPECT_EQ(catalog.resolve_checkpoint_name("openai/gpt-oss-120b").name, "GPT-OSS-120B");
+  const std::string err = error_of([&] { catalog.resolve_checkpoint_name("acme/Foo-7B-FP8"); });
+  EXPECT_NE(err.find("unknown model 'acme/Foo-7B-FP8'"), std::string::npos) << err;
+}
+
 TEST(Catalog, UnknownNamesSuggestCloseOnes) {
   Catalog catalog;
   const std::string model_err = error_of([&] { catalog.resolve_model("Lama-2-13B"); });
