@@ -39,7 +39,7 @@ void check_model(const MeasuredRun& run, const SimulationConfig& base, const Cat
   if (run.model.empty()) return;
   std::string resolved;
   try {
-    resolved = catalog.resolve_model_name(run.model).name;
+    resolved = catalog.resolve_checkpoint_name(run.model).name;
   } catch (const ConfigError&) {
   }
   if (resolved == base.model.name || same_name(run.model, {base.model.name, base.model.hf_repo}))
