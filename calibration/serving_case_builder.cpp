@@ -154,10 +154,16 @@ void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
                                static_cast<uint64_t>(p.min_requests));
     c.metrics.warmup_requests = static_cast<uint64_t>(p.warmup_per_client) * clients;
     range_ratio = p.range_ratio;
-    if (p.engine_launch == BenchmarkProtocol::EngineLaunch::kAiconfiguratorGenerated)
-      set_generated_engine_limits(clients, prompt, output, c.engine);
-    if (p.engine_launch == BenchmarkProtocol::EngineLaunch::kInferenceMaxRecipe)
-      set_inferencemax_engine(run, clients, prompt, output, c.engine);
+    switch (p.engine_launch) {
+      case BenchmarkProtocol::EngineLaunch::kVllmDefaults:
+        break;
+      case BenchmarkProtocol::EngineLaunch::kAiconfiguratorGenerated:
+        set_generated_engine_limits(clients, prompt, output, c.engine);
+        break;
+      case BenchmarkProtocol::EngineLaunch::kInferenceMaxRecipe:
+        set_inferencemax_engine(run, clients, prompt, output, c.engine);
+        break;
+    }
   } else {
     c.metrics.warmup_requests = 0;
   }

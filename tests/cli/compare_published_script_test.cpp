@@ -172,6 +172,11 @@ TEST(ComparePublishedScript, TheBreakdownReadsATableOfOneDeploymentToo) {
   EXPECT_NE(breakdown.out.find("all 4096/128: TTFT "), std::string::npos) << breakdown.out;
   EXPECT_NE(breakdown.out.find(" of 2 within 20%"), std::string::npos) << breakdown.out;
   EXPECT_EQ(breakdown.out.find("0/0"), std::string::npos) << breakdown.out;
+  // Per TP, and per TP and input length, with the milliseconds behind the percentages.
+  EXPECT_NE(breakdown.out.find("all TP 2 (1 rows): TTFT "), std::string::npos) << breakdown.out;
+  EXPECT_NE(breakdown.out.find("all TP 4 input 4096 (1 rows): TTFT "), std::string::npos)
+      << breakdown.out;
+  EXPECT_NE(breakdown.out.find("), measured 16.50 ms"), std::string::npos) << breakdown.out;
 
   const testing::CliResult nothing = breakdown_of("no table here\n");
   EXPECT_EQ(nothing.exit_code, 1);
@@ -221,10 +226,7 @@ TEST(ComparePublishedScript, ARowOutsideTheCatalogIsRefusedInOneLine) {
 }
 
 TEST(ComparePublishedScript, AFileWithoutRowsIsRefusedInOneLine) {
-  const std::filesystem::path csv = write_rows("empty", "");
-  const testing::CliResult r = run_script_with(csv.string(), "");
-  std::filesystem::remove(csv);
-  expect_refused(r, "has no rows under its header");
+  expect_refused(run_row("empty", ""), "has no rows under its header");
 }
 
 }  // namespace
