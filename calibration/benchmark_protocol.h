@@ -31,11 +31,15 @@ struct BenchmarkProtocol {
   // concurrency. kInferenceMaxRecipe: InferenceMAX's October 2025 vLLM launch (v0.10.2 unless
   // the row names its version): --kv-cache-dtype fp8 --async-scheduling
   // --no-enable-prefix-caching --max-num-batched-tokens kInferenceMaxTokenBudget --max-num-seqs
-  // = concurrency, --max-model-len ISL + OSL + 20 for 1k/1k, + 200 with an 8k length, else 10240.
+  // = concurrency, --max-model-len ISL + OSL + 20 for 1k/1k, + 200 with an 8k length, else 10240;
+  // on B200 (its benchmarks/70b_fp8_b200_docker.sh until the 70B runs ended on 2025-10-29)
+  // --max-num-seqs kInferenceMaxB200Sequences and cudagraph_mode FULL_DECODE_ONLY.
   enum class EngineLaunch { kVllmDefaults, kAiconfiguratorGenerated, kInferenceMaxRecipe };
   EngineLaunch engine_launch = EngineLaunch::kVllmDefaults;
   static constexpr int kGeneratedTokenMargin = 1500;     // tokens
   static constexpr int kInferenceMaxTokenBudget = 8192;  // tokens per step
+  static constexpr int kInferenceMaxB200Sequences = 512;
+  static constexpr const char* kInferenceMaxB200 = "B200";  // the catalog's name for the GPU
 
   // servesim's convention (scripts/compare_published_h100.sh --protocol steady): the steady
   // state of exact-length clients, max(8 x clients, 200) requests, the first 2 x clients left

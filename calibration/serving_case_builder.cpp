@@ -7,7 +7,9 @@
 
 #include "calibration/measured_run_reader.h"
 #include "models/config_error.h"
+#include "models/cuda_graph_mode.h"
 #include "models/engine_config.h"
+#include "models/hardware_spec.h"
 #include "sim/workload/replay_source.h"
 
 namespace servesim {
@@ -116,9 +118,13 @@ void set_generated_engine_limits(uint64_t clients, double prompt, double output,
 
 // The engine BenchmarkProtocol::kInferenceMaxRecipe describes, for `clients` in flight.
 void set_inferencemax_engine(const MeasuredRun& run, uint64_t clients, double prompt, double output,
-                             EngineConfig& engine) {
+                             const HardwareSpec& gpu, EngineConfig& engine) {
   const double isl = std::round(prompt), osl = std::round(output);
   engine.max_num_seqs = capped_tokens(sequences_for(clients));
+  if (gpu.name == BenchmarkProtocol::kInferenceMaxB200) {
+    engine.max_num_seqs = BenchmarkProtocol::kInferenceMaxB200Sequences;
+    engine.cudagraph_mode = CudaGraphMode::kFullDecodeOnly;
+  }
   engine.max_num_batched_tokens = BenchmarkProtocol::kInferenceMaxTokenBudget;
   if (isl == 1024 && osl == 1024) {
     engine.max_model_len = capped_tokens(isl + osl + 20);
@@ -161,7 +167,7 @@ void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
         set_generated_engine_limits(clients, prompt, output, c.engine);
         break;
       case BenchmarkProtocol::EngineLaunch::kInferenceMaxRecipe:
-        set_inferencemax_engine(run, clients, prompt, output, c.engine);
+        set_inferencemax_engine(run, clients, prompt, output, c.gpu, c.engine);
         break;
     }
   } else {

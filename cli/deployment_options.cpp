@@ -2,6 +2,7 @@
 
 #include "cli/size_parse.h"
 #include "models/config_error.h"
+#include "models/cuda_graph_mode.h"
 
 namespace servesim {
 
@@ -49,6 +50,9 @@ void DeploymentOptions::add_to(CLI::App& app, bool model_required) {
                  "vLLM release whose memory rules apply (default: " +
                      kNewestModelledVllm.to_string() + ", the newest modelled)");
   app.add_flag("--enforce-eager", enforce_eager, "No CUDA graphs (vLLM --enforce-eager)");
+  app.add_option("--cudagraph-mode", cudagraph_mode,
+                 "CUDA graphs as vLLM's compilation config names them: NONE, PIECEWISE, FULL, "
+                 "FULL_DECODE_ONLY or FULL_AND_PIECEWISE (default: the release's)");
   app.add_option("--kv-cache-memory", kv_cache_memory,
                  "KV cache size per GPU, bypassing --gpu-memory-utilization (e.g. 20GiB)");
   app.add_option("--num-gpu-blocks-override", num_gpu_blocks_override,
@@ -104,6 +108,9 @@ DeploymentOptions::Resolved DeploymentOptions::resolve(const Catalog& catalog) c
   }
   if (!vllm_version.empty()) e.vllm_version = VllmVersion::parse(vllm_version, "--vllm-version");
   e.enforce_eager = enforce_eager;
+  if (!cudagraph_mode.empty()) {
+    e.cudagraph_mode = parse_cuda_graph_mode(cudagraph_mode, "--cudagraph-mode");
+  }
   if (num_gpu_blocks_override != 0) e.num_gpu_blocks_override = num_gpu_blocks_override;
   e.allow_long_max_model_len = allow_long_max_model_len;
   if (!speculative_config.empty()) {

@@ -38,6 +38,7 @@ struct DeploymentOptions {
   std::string gpu_memory_bytes;
   std::string vllm_version;
   bool enforce_eager = false;
+  std::string cudagraph_mode;  // vLLM's name, e.g. FULL_DECODE_ONLY; "" = the release's default
   int64_t num_gpu_blocks_override = 0;
   bool allow_long_max_model_len = false;
   std::string speculative_config;  // vLLM --speculative-config JSON; "" = none

@@ -69,8 +69,25 @@ EngineConfig EngineConfig::resolved_for(const ModelSpec& model, const HardwareSp
   return r;
 }
 
+CudaGraphMode EngineConfig::cuda_graph_mode() const {
+  if (enforce_eager) return CudaGraphMode::kNone;
+  if (cudagraph_mode) return *cudagraph_mode;
+  if (!vllm_version.v1_engine()) return CudaGraphMode::kFullDecodeOnly;
+  return vllm_version.at_least(0, 11) ? CudaGraphMode::kFullAndPiecewise
+                                      : CudaGraphMode::kPiecewise;
+}
+
 void EngineConfig::validate(const ModelSpec& model) const {
   if (speculative) speculative->validate(model);
+  // The compilation config's cudagraph_mode arrived in vLLM 0.10 (vllm-project/vllm#20059).
+  if (cudagraph_mode && !vllm_version.at_least(0, 10)) {
+    throw ConfigError("cudagraph_mode needs vLLM 0.10 or later (engine.vllm_version is " +
+                      vllm_version.to_string() + "); drop it, or use enforce_eager for no graphs");
+  }
+  if (cudagraph_mode && enforce_eager && *cudagraph_mode != CudaGraphMode::kNone) {
+    throw ConfigError("cudagraph_mode " + std::string(cuda_graph_mode_name(*cudagraph_mode)) +
+                      " contradicts enforce_eager (no graphs); drop one of them");
+  }
   // --async-scheduling arrived in vLLM 0.10 (vllm-project/vllm#19970).
   if (async_scheduling && !vllm_version.at_least(0, 10)) {
     throw ConfigError("--async-scheduling needs vLLM 0.10 or later (engine.vllm_version is " +

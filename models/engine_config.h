@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "models/cuda_graph_mode.h"
 #include "models/dtype.h"
 #include "models/speculative_config.h"
 
@@ -64,7 +65,10 @@ struct EngineConfig {
   std::optional<int64_t> activation_memory_bytes;
   // GPU memory as torch.cuda.mem_get_info reports it, bytes. Unset: the GPU spec's total.
   std::optional<int64_t> gpu_memory_bytes;
-  bool enforce_eager = false;  // no CUDA graphs: their memory is 0
+  bool enforce_eager = false;  // no CUDA graphs: their memory is 0, every kernel launched
+  // vLLM --compilation-config cudagraph_mode (0.10+). Unset: the release's default
+  // (cuda_graph_mode()).
+  std::optional<CudaGraphMode> cudagraph_mode;
   // vLLM --async-scheduling: the engine core schedules step N+1 while step N runs on the GPU,
   // so the host's per-step work hides behind the GPU's, and a request that arrives during step
   // N waits for step N+2 (docs/scheduler.md, "Asynchronous scheduling"). vLLM turns it on by
@@ -91,6 +95,11 @@ struct EngineConfig {
   // Bytes/s per direction at which each GPU moves offloaded KV to and from host memory.
   // servesim's knob, not a vLLM flag; unset: the GPU spec's pcie_Bps.
   std::optional<double> kv_offloading_bandwidth_Bps;
+
+  // The graphs the engine runs: NONE with enforce_eager; else cudagraph_mode; else the
+  // release's default — whole-model decode graphs in V0 (before 0.8), PIECEWISE in 0.8-0.10,
+  // FULL_AND_PIECEWISE from 0.11 (vllm-project/vllm#25444).
+  CudaGraphMode cuda_graph_mode() const;
 
   // Copy with every 0/unset default replaced by the value vLLM would pick.
   EngineConfig resolved_for(const ModelSpec& model, const HardwareSpec& gpu) const;

@@ -212,31 +212,47 @@ int64_t activation_peak_bytes(const ModelSpec& m, const ParallelConfig& p, const
 
 CudaGraphPlan cuda_graph_plan(const EngineConfig& e) {
   CudaGraphPlan plan;
-  if (e.enforce_eager) return plan;
+  const CudaGraphMode mode = e.cuda_graph_mode();
+  if (mode == CudaGraphMode::kNone) return plan;
   const VllmVersion& v = e.vllm_version;
   std::vector<int> sizes;
   if (!v.at_least(0, 11)) {
     // V0 (worker/model_runner.py, full decode graphs, at most 256) and 0.8-0.10
-    // (config.py, piecewise graphs, at most 512): 1, 2, 4, 8.. by 8, up to the first size
-    // >= max_num_seqs.
+    // (config.py, at most 512): 1, 2, 4, 8.. by 8, up to the first size >= max_num_seqs.
     const int most = v.v1_engine() ? 512 : 256;
     const int cap = std::min(most, std::max(8, (e.max_num_seqs + 7) / 8 * 8));
     for (int s : {1, 2, 4}) sizes.push_back(s);
     for (int s = 8; s <= cap; s += 8) sizes.push_back(s);
-    (v.v1_engine() ? plan.piecewise : plan.full) = static_cast<int>(sizes.size());
   } else {
     // 0.11+ (config/vllm.py): 1, 2, 4, 8..248 by 8, 256.. by 16 up to
-    // max_cudagraph_capture_size = min(2 x max_num_seqs, 512, max_num_batched_tokens);
-    // FULL_AND_PIECEWISE: piecewise graphs for every size, full decode graphs for the
-    // sizes up to max_num_seqs.
+    // max_cudagraph_capture_size = min(2 x max_num_seqs, 512, max_num_batched_tokens).
     const int cap = std::min({2 * e.max_num_seqs, 512, e.max_num_batched_tokens});
     for (int s : {1, 2, 4}) sizes.push_back(s);
     for (int s = 8; s < 256; s += 8) sizes.push_back(s);
     for (int s = 256; s <= 512; s += 16) sizes.push_back(s);
     std::erase_if(sizes, [&](int s) { return s > std::max(cap, 1) && s > 1; });
-    plan.piecewise = static_cast<int>(sizes.size());
-    plan.full = static_cast<int>(
-        std::count_if(sizes.begin(), sizes.end(), [&](int s) { return s <= e.max_num_seqs; }));
+  }
+  const int all = static_cast<int>(sizes.size());
+  // Whole-model decode graphs serve batches of decode sequences: the sizes up to max_num_seqs.
+  const int decode = static_cast<int>(
+      std::count_if(sizes.begin(), sizes.end(), [&](int s) { return s <= e.max_num_seqs; }));
+  switch (mode) {
+    case CudaGraphMode::kPiecewise:
+      plan.piecewise = all;
+      break;
+    case CudaGraphMode::kFull:
+      plan.full = all;
+      break;
+    case CudaGraphMode::kFullDecodeOnly:
+      // V0 captured every size of its list as a decode graph.
+      plan.full = v.v1_engine() ? decode : all;
+      break;
+    case CudaGraphMode::kFullAndPiecewise:
+      plan.piecewise = all;
+      plan.full = decode;
+      break;
+    case CudaGraphMode::kNone:
+      break;
   }
   plan.largest = sizes.empty() ? 0 : sizes.back();
   return plan;
@@ -518,7 +534,8 @@ nlohmann::json MemoryPlan::to_json() const {
       engine.kv_cache_dtype ? std::string(dtype_name(*engine.kv_cache_dtype)) : "auto";
   j["vllm_version"] = engine.vllm_version.to_string();
   j["enforce_eager"] = engine.enforce_eager;
-  j["cuda_graphs"] = {{"piecewise", cuda_graphs.piecewise},
+  j["cuda_graphs"] = {{"mode", std::string(cuda_graph_mode_name(engine.cuda_graph_mode()))},
+                      {"piecewise", cuda_graphs.piecewise},
                       {"full", cuda_graphs.full},
                       {"largest", cuda_graphs.largest},
                       {"subtracted", cuda_graph_subtracted}};
@@ -560,12 +577,17 @@ std::string MemoryPlan::to_table() const {
                 static_cast<double>(params_total) / 1e9, static_cast<double>(params_active) / 1e9,
                 format_gib(weights_total_bytes));
   out << line;
+  std::string graphs;
+  if (engine.enforce_eager) {
+    graphs = " (eager)";
+  } else if (engine.cudagraph_mode) {
+    graphs = " (cudagraph_mode " + std::string(cuda_graph_mode_name(*engine.cudagraph_mode)) + ")";
+  }
   std::snprintf(line, sizeof line,
                 "  max_model_len %d, max_num_seqs %d, max_num_batched_tokens %d, block_size %d, "
                 "vLLM %s%s\n\n",
                 engine.max_model_len, engine.max_num_seqs, engine.max_num_batched_tokens,
-                engine.block_size, engine.vllm_version.to_string().c_str(),
-                engine.enforce_eager ? " (eager)" : "");
+                engine.block_size, engine.vllm_version.to_string().c_str(), graphs.c_str());
   out << line;
   out << "  per GPU                              GiB\n";
   auto row = [&](const char* label, int64_t bytes) {

@@ -111,7 +111,8 @@ double forward_bytes_per_token(const ModelSpec& model, const ParallelConfig& par
 // vLLM 0.21+ logs the CUDA-graph estimate it subtracts and then the capture: 1.58 vs 1.29 GiB
 // and 1.10 vs 0.96 GiB in the two logs at hand (+22%, +15%).
 inline constexpr double kCudaGraphEstimateOverCapture = 1.18;
-// The graphs engine.vllm_version captures for a resolved config.
+// The graphs a resolved config captures: its cuda_graph_mode()'s kinds, at the sizes its
+// engine.vllm_version captures.
 CudaGraphPlan cuda_graph_plan(const EngineConfig& resolved);
 // Their memory on a GPU holding `layers` layers: the shared pool (the largest batch's
 // activations) plus 170 KiB per graph per layer; vLLM >= 0.21's estimate, which is what it

@@ -8,6 +8,7 @@
 #include "models/engine_config.h"
 #include "models/expert_load.h"
 #include "models/hardware_spec.h"
+#include "models/memory_plan.h"
 #include "models/model_spec.h"
 #include "models/parallel_config.h"
 
@@ -32,6 +33,8 @@ constexpr int kMoeKernels = 7;
 // Attention: KV-cache write (reshape_and_cache) and the attention kernel, which serves
 // prefill and decode rows of a mixed batch in one launch (FlashAttention varlen).
 constexpr int kAttentionKernels = 2;
+// vLLM captures graphs of at most 512 tokens (V0: 256; V1: max_cudagraph_capture_size <= 512).
+constexpr int64_t kMostCapturedTokens = 512;
 // A fused residual-add + RMSNorm reads the input and the residual and writes both.
 constexpr double kNormPassesPerElement = 4;
 
@@ -78,7 +81,12 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
       seconds_option(options.kernel_launch_s, gpu.kernel_launch_s, "kernel_launch_s");
   step_overhead_s_ = seconds_option(options.step_overhead_s, kStepOverheadS, "step_overhead_s");
   seq_overhead_s_ = seconds_option(options.seq_overhead_s, kSeqOverheadS, "seq_overhead_s");
-  cuda_graphs_ = options.cuda_graphs;
+  graph_mode_ = options.cuda_graphs ? engine.cuda_graph_mode() : CudaGraphMode::kNone;
+  // An unresolved config (max_num_seqs 0) has no capture sizes yet: take the most any release
+  // captures, 512 tokens.
+  largest_graph_tokens_ = engine.max_num_seqs > 0 && engine.max_num_batched_tokens > 0
+                              ? cuda_graph_plan(engine).largest
+                              : kMostCapturedTokens;
 
   tp_ = parallel.tp;
   ep_ = parallel.ep();
@@ -193,8 +201,14 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   const double n = static_cast<double>(b.num_tokens);
   const double h = hidden_;
   const double act = act_bytes_;
-  const bool graphed = cuda_graphs_ && b.num_prefill_seqs == 0;
-  const double launch = graphed ? 0 : kernel_launch_s_;
+  // Launches the host makes for this step: every kernel without a graph; per layer one
+  // graph replay and the attention kernels with piecewise graphs; none inside a whole-model
+  // graph.
+  const GraphReplay replay =
+      graph_replay(graph_mode_, b.num_prefill_seqs == 0, b.num_tokens <= largest_graph_tokens_);
+  const double launch = replay == GraphReplay::kNone ? kernel_launch_s_ : 0;
+  const double attention_launch = replay == GraphReplay::kFull ? 0 : kernel_launch_s_;
+  const double piece_launch = replay == GraphReplay::kPiecewise ? kernel_launch_s_ : 0;
 
   // --- one layer of each kind, seconds ---
   double qkv =
@@ -212,10 +226,11 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
       kernel_s(2 * n * o_params_, o_params_ * weight_bytes_ + n * (o_in_ + h) * act,
                gemm_peak_flops_) +
       launch;
+  // The piecewise graph each layer replays is booked with its norms.
   const double norms =
       (n * h * kNormPassesPerElement * 2 + 2 * n * (rope_elements_ + qk_norm_elements_)) * act /
           bandwidth_Bps_ +
-      per_layer_kernels_ * launch;
+      per_layer_kernels_ * launch + piece_launch;
   const double comm = 2 * comm_.all_reduce_s(static_cast<int64_t>(n * h * act), tp_);
 
   auto mlp_s = [&](double inter, double rows, double weight_rows, double bytes_per_weight,
@@ -261,7 +276,7 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
                        double& decode) {
     prefill = 0;
     decode = 0;
-    double launches = kAttentionKernels * launch;
+    double launches = kAttentionKernels * attention_launch;
     if (b.num_prefill_seqs > 0) {
       const double bytes =
           (kv_tokens + static_cast<double>(b.prefill_tokens)) * kv_bytes_per_token_ +

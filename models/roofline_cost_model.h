@@ -19,6 +19,7 @@
 
 #include "models/comm_model.h"
 #include "models/cost_model.h"
+#include "models/cuda_graph_mode.h"
 #include "models/dtype.h"
 
 namespace servesim {
@@ -63,7 +64,8 @@ struct RooflineOptions {
   std::optional<double> step_overhead_s;
   // Unset: kSeqOverheadS. Seconds per scheduled sequence per step. REQUIRES: >= 0.
   std::optional<double> seq_overhead_s;
-  // vLLM captures decode-only batches in CUDA graphs: such steps pay no per-kernel launch.
+  // false: price every step as launched without CUDA graphs, whatever the engine's
+  // cudagraph_mode (a what-if; engine.enforce_eager is the deployment's own switch).
   bool cuda_graphs = true;
   CommOptions comm;  // all-reduce and send/recv latency and efficiency
 };
@@ -120,7 +122,10 @@ class RooflineCostModel : public CostModel {
   double kernel_launch_s_ = 0;  // seconds per kernel
   double step_overhead_s_ = 0;  // seconds per step
   double seq_overhead_s_ = 0;   // seconds per scheduled sequence per step
-  bool cuda_graphs_ = true;
+  // The engine's graphs: which steps replay them, and the most tokens a captured graph
+  // holds (steps with more run without one).
+  CudaGraphMode graph_mode_ = CudaGraphMode::kFullAndPiecewise;
+  int64_t largest_graph_tokens_ = 0;
 
   double gemm_peak_flops_ = 0;     // FLOP/s, dense weights' dtype, efficiency applied
   double expert_peak_flops_ = 0;   // FLOP/s, expert weights' dtype, efficiency applied

@@ -24,7 +24,8 @@
 #   inferencemax: InferenceMAX's vLLM recipe for its October 2025 runs (InferenceX's client;
 #   `vllm serve --kv-cache-dtype fp8 --async-scheduling --no-enable-prefix-caching
 #   --max-num-batched-tokens 8192 --max-num-seqs clients`, --max-model-len ISL + OSL + 20 for
-#   1k/1k and + 200 with an 8k length, vLLM 0.10 unless the row names its version) —
+#   1k/1k and + 200 with an 8k length, vLLM 0.10 unless the row names its version; on B200
+#   --max-num-seqs 512 and cudagraph_mode FULL_DECODE_ONLY, as its 70b_fp8_b200 script) —
 #   docs/validation.md, "Out of sample";
 #   --warmup-per-client K, with aiperf or aiconfigurator, issues K x clients requests more and
 #   leaves them out, as if the measured phase carried on from the warm-up (default 0: the
@@ -188,6 +189,10 @@ tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl 
             --set engine.max_model_len="$(inferencemax_model_len "$isl" "$osl")"
             --set engine.kv_cache_dtype='"fp8"' --set engine.async_scheduling=true
             --set engine.enable_prefix_caching=false)
+  # Its B200 script (benchmarks/70b_fp8_b200_docker.sh until the 70B runs ended, 2025-10-29)
+  # captures whole-model graphs for decode batches only and admits 512 sequences.
+  [[ "$protocol" == inferencemax && "$hardware" == B200 ]] &&
+    limits+=(--set engine.max_num_seqs=512 --set engine.cudagraph_mode='"FULL_DECODE_ONLY"')
   folder=()
   [[ "$split" == 1 ]] && folder=(--out "$runs/row")
   out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json ${folder[@]+"${folder[@]}"} \

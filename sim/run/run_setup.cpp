@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "models/cuda_graph_mode.h"
 #include "models/json_file.h"
 
 namespace servesim {
@@ -40,6 +41,7 @@ nlohmann::json engine_flags_json(const SimulationConfig& c, const EngineConfig& 
           {"cuda_graph_memory_bytes", optional_json(e.cuda_graph_memory_bytes)},
           {"vllm_version", e.vllm_version.to_string()},
           {"enforce_eager", e.enforce_eager},
+          {"cudagraph_mode", std::string(cuda_graph_mode_name(e.cuda_graph_mode()))},
           {"async_scheduling", e.async_scheduling},
           {"async_host_overlap", e.async_host_overlap},
           {"kv_cache_memory_bytes", optional_json(e.kv_cache_memory_bytes)},

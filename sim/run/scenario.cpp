@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "models/config_error.h"
+#include "models/cuda_graph_mode.h"
 #include "models/json_file.h"
 #include "models/json_object_reader.h"
 #include "sim/agent/agent_workload.h"
@@ -127,6 +128,12 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
     r.raw("gpu_memory_bytes");
   }
   e.enforce_eager = r.optional<bool>("enforce_eager", false);
+  if (r.has("cudagraph_mode")) {
+    e.cudagraph_mode = parse_cuda_graph_mode(r.required<std::string>("cudagraph_mode"),
+                                             r.context() + ".cudagraph_mode");
+  } else {
+    r.raw("cudagraph_mode");
+  }
   e.async_scheduling = r.optional<bool>("async_scheduling", false);
   if (r.has("async_host_overlap")) {
     const double overlap = r.required<double>("async_host_overlap");

@@ -219,7 +219,17 @@ TEST(ServingCaseBuilder, InferenceMaxsProtocolRunsTheRowOnTheVllmItsRecipeLaunch
   EXPECT_TRUE(e.async_scheduling);
   EXPECT_FALSE(e.enable_prefix_caching);
   EXPECT_EQ(e.vllm_version.to_string(), "0.12");  // the row's own
+  EXPECT_FALSE(e.cudagraph_mode.has_value());     // the release's default graphs
   EXPECT_EQ(BenchmarkProtocol::named("inferencemax", "--published-protocol").name, "inferencemax");
+
+  // Its B200 script admits 512 sequences and graphs whole decode batches only.
+  SimulationConfig on_b200 = qwen_on_h100();
+  on_b200.gpu = Catalog().resolve_gpu("B200");
+  MeasuredRun b200_run = run;
+  b200_run.gpu = "B200";
+  const EngineConfig& b200 = make_serving_case(b200_run, on_b200, Catalog()).config.engine;
+  EXPECT_EQ(b200.max_num_seqs, 512);
+  EXPECT_EQ(b200.cudagraph_mode, CudaGraphMode::kFullDecodeOnly);
 
   MeasuredRun square = run;
   square.output_tokens_per_request = 1024;

@@ -254,6 +254,36 @@ TEST(MemoryPlan, CudaGraphsFollowTheVllmVersion) {
   EXPECT_EQ(explicit_plan.kv_cache_bytes, v010.kv_cache_bytes - kGiB);
 }
 
+TEST(MemoryPlan, CudaGraphsFollowTheCudagraphMode) {
+  Fixture f;
+  const ModelSpec m = f.model("Llama-3.1-8B");
+  const HardwareSpec g = f.gpu("L4");
+  auto graphs_with = [&](CudaGraphMode mode, VllmVersion v) {
+    EngineConfig e;
+    e.max_model_len = 8192;
+    e.max_num_seqs = 256;
+    e.vllm_version = v;
+    e.cudagraph_mode = mode;
+    return MemoryPlan::compute(m, g, ParallelConfig{}, e).cuda_graphs;
+  };
+  // 0.11+ sizes 1..512 (51), of them 35 up to max_num_seqs 256.
+  const CudaGraphPlan decode_only = graphs_with(CudaGraphMode::kFullDecodeOnly, {0, 12});
+  EXPECT_EQ(decode_only.piecewise, 0);
+  EXPECT_EQ(decode_only.full, 35);
+  const CudaGraphPlan full = graphs_with(CudaGraphMode::kFull, {0, 12});
+  EXPECT_EQ(full.piecewise, 0);
+  EXPECT_EQ(full.full, 51);
+  const CudaGraphPlan piecewise = graphs_with(CudaGraphMode::kPiecewise, {0, 12});
+  EXPECT_EQ(piecewise.piecewise, 51);
+  EXPECT_EQ(piecewise.full, 0);
+  EXPECT_EQ(graphs_with(CudaGraphMode::kNone, {0, 12}).largest, 0);
+  // 0.10 captures 1, 2, 4, 8..256 whatever the mode; FULL_DECODE_ONLY makes them whole-model.
+  const CudaGraphPlan v010 = graphs_with(CudaGraphMode::kFullDecodeOnly, {0, 10});
+  EXPECT_EQ(v010.full, 35);
+  EXPECT_EQ(v010.piecewise, 0);
+  EXPECT_EQ(v010.largest, 256);
+}
+
 TEST(MemoryPlan, GpuMemoryBytesReplacesTheCatalogTotal) {
   Fixture f;
   EngineConfig e;

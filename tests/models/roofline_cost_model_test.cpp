@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -190,21 +191,91 @@ TEST(RooflineCostModelTest, EmptyBatchCostsNothing) {
   EXPECT_EQ(cm.predict(BatchShape{}).total_s, 0);
 }
 
-TEST(RooflineCostModelTest, CudaGraphsDropLaunchesOfDecodeOnlySteps) {
+// Seconds the host's launches add to a step under `engine`'s graphs: the step priced with
+// graphs minus the same step priced with none (hand_options: 1 us per launch).
+double graph_saving_s(const EngineConfig& engine, const BatchShape& b) {
   RooflineOptions graphs = hand_options();
   graphs.cuda_graphs = true;
-  const RooflineCostModel with(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{}, graphs);
-  const RooflineCostModel without(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{},
+  const RooflineCostModel with(tiny_model(), round_gpu(), ParallelConfig{}, engine, graphs);
+  const RooflineCostModel without(tiny_model(), round_gpu(), ParallelConfig{}, engine,
                                   hand_options());
-  BatchShape decode;
-  decode.add_sequence(1, 9, false, true);
-  decode.add_sequence(1, 19, false, true);
-  // Kernels per step: 2 layers * (qkv 1 + o 1 + norms 3 + mlp 3 + attention 2) + embedding 1 +
-  // final norm 1 + LM head 1 + sampler 6 = 29.
-  EXPECT_NEAR(without.predict(decode).total_s - with.predict(decode).total_s, 29e-6, 1e-15);
-  BatchShape prefill;
-  prefill.add_sequence(8, 0, true, true);
-  EXPECT_DOUBLE_EQ(with.predict(prefill).total_s, without.predict(prefill).total_s);
+  return without.predict(b).total_s - with.predict(b).total_s;
+}
+
+EngineConfig engine_with(std::optional<CudaGraphMode> mode, int max_num_seqs = 64) {
+  EngineConfig e;
+  e.cudagraph_mode = mode;
+  e.max_num_seqs = max_num_seqs;
+  e.max_num_batched_tokens = 2048;
+  return e;
+}
+
+BatchShape two_decodes() {
+  BatchShape b;
+  b.add_sequence(1, 9, false, true);
+  b.add_sequence(1, 19, false, true);
+  return b;
+}
+
+BatchShape small_prefill() {
+  BatchShape b;
+  b.add_sequence(8, 0, true, true);
+  return b;
+}
+
+// Kernels per step of tiny_model: 2 layers * (qkv 1 + o 1 + norms 3 + mlp 3 + attention 2) +
+// embedding 1 + final norm 1 + LM head 1 + sampler 6 = 29. A piecewise step still launches,
+// per layer, one graph and the 2 attention kernels: 6, so it saves 23.
+constexpr double kAllLaunchesS = 29e-6;
+constexpr double kPiecewiseSavingS = 23e-6;
+
+TEST(RooflineCostModelTest, WholeModelDecodeGraphsDropEveryLaunchOfADecodeStep) {
+  // vLLM 0.11+'s default, FULL_AND_PIECEWISE.
+  EXPECT_NEAR(graph_saving_s(engine_with(std::nullopt), two_decodes()), kAllLaunchesS, 1e-15);
+  EXPECT_NEAR(graph_saving_s(engine_with(CudaGraphMode::kFullDecodeOnly), two_decodes()),
+              kAllLaunchesS, 1e-15);
+}
+
+TEST(RooflineCostModelTest, PiecewiseGraphsStillLaunchAttentionAndOneGraphPerLayer) {
+  EXPECT_NEAR(graph_saving_s(engine_with(CudaGraphMode::kPiecewise), two_decodes()),
+              kPiecewiseSavingS, 1e-15);
+  // vLLM 0.10's default is PIECEWISE.
+  EngineConfig v010 = engine_with(std::nullopt);
+  v010.vllm_version = VllmVersion{0, 10};
+  EXPECT_NEAR(graph_saving_s(v010, two_decodes()), kPiecewiseSavingS, 1e-15);
+}
+
+TEST(RooflineCostModelTest, ACapturedMixedStepReplaysWhatItsModeCapturesForMixedBatches) {
+  EXPECT_NEAR(graph_saving_s(engine_with(std::nullopt), small_prefill()), kPiecewiseSavingS, 1e-15);
+  EXPECT_NEAR(graph_saving_s(engine_with(CudaGraphMode::kFull), small_prefill()), kAllLaunchesS,
+              1e-15);
+  // FULL_DECODE_ONLY has no graph for a batch with a prompt.
+  EXPECT_NEAR(graph_saving_s(engine_with(CudaGraphMode::kFullDecodeOnly), small_prefill()), 0,
+              1e-15);
+}
+
+TEST(RooflineCostModelTest, StepsAboveTheLargestCapturedSizeRunWithoutGraphs) {
+  // max_num_seqs 2: vLLM 0.11+ captures up to 2 x 2 = 4 tokens.
+  BatchShape six;
+  for (int i = 0; i < 6; ++i) six.add_sequence(1, 9, false, true);
+  EXPECT_GT(graph_saving_s(engine_with(std::nullopt, 8), six), 0);
+  EXPECT_NEAR(graph_saving_s(engine_with(std::nullopt, 2), six), 0, 1e-15);
+  EXPECT_NEAR(graph_saving_s(engine_with(std::nullopt, 2), small_prefill()), 0, 1e-15);
+}
+
+TEST(RooflineCostModelTest, EnforceEagerLaunchesEveryKernel) {
+  EngineConfig eager = engine_with(std::nullopt);
+  eager.enforce_eager = true;
+  EXPECT_NEAR(graph_saving_s(eager, two_decodes()), 0, 1e-15);
+  EXPECT_NEAR(graph_saving_s(engine_with(CudaGraphMode::kNone), two_decodes()), 0, 1e-15);
+  // The same step costs more eager than graphed: the launches are what the graphs save.
+  RooflineOptions graphs = hand_options();
+  graphs.cuda_graphs = true;
+  const RooflineCostModel graphed(tiny_model(), round_gpu(), ParallelConfig{},
+                                  engine_with(std::nullopt), graphs);
+  const RooflineCostModel eager_model(tiny_model(), round_gpu(), ParallelConfig{}, eager, graphs);
+  EXPECT_NEAR(eager_model.predict(two_decodes()).total_s - graphed.predict(two_decodes()).total_s,
+              kAllLaunchesS, 1e-15);
 }
 
 ModelSpec llama2_7b_shapes(int layers) {

@@ -123,6 +123,33 @@ TEST(RunSetup, AsynchronousSchedulingIsNamedInTheHeaderAndTheSetup) {
             std::string::npos);
 }
 
+// The graphs the engine runs are part of the setup a run records: the release's default, the
+// deployment's cudagraph_mode, or none with enforce_eager; a mode vLLM does not name is refused.
+TEST(RunSetup, TheCudaGraphModeIsRecordedAndAnUnknownOneRefused) {
+  auto mode_of = [](const nlohmann::json& j) {
+    const Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+    return setup_json(sim, setup_for(j))["engine"]["cudagraph_mode"].get<std::string>();
+  };
+  nlohmann::json j = scenario_json();
+  EXPECT_EQ(mode_of(j), "FULL_AND_PIECEWISE");
+  j["engine"]["vllm_version"] = "0.10";
+  EXPECT_EQ(mode_of(j), "PIECEWISE");
+  j["engine"]["cudagraph_mode"] = "FULL_DECODE_ONLY";
+  EXPECT_EQ(mode_of(j), "FULL_DECODE_ONLY");
+  nlohmann::json eager = scenario_json();
+  eager["engine"]["enforce_eager"] = true;
+  EXPECT_EQ(mode_of(eager), "NONE");
+  j["engine"]["cudagraph_mode"] = "full_decode_only";
+  try {
+    parse_scenario(j, "", "test", Catalog());
+    ADD_FAILURE() << "accepted a lower-case mode";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("engine.cudagraph_mode"), std::string::npos) << e.what();
+  }
+  eager["engine"]["cudagraph_mode"] = "PIECEWISE";
+  EXPECT_THROW(Simulation(parse_scenario(eager, "", "test", Catalog()).config), ConfigError);
+}
+
 // The overlapping share of host work is a fraction, and means something only under
 // asynchronous scheduling: anything else is one line naming the key.
 TEST(RunSetup, AsyncHostOverlapOutsideItsRangeOrWithoutAsyncSchedulingIsRefused) {
