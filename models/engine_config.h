@@ -77,7 +77,7 @@ struct EngineConfig {
   bool async_scheduling = false;
   // With async_scheduling: the fraction of the host's per-step work (the cost model's
   // kOverhead) that can hide behind the GPU's, in [0, 1]. 1 hides all of it, the upper bound;
-  // the vLLM 0.10.2 runs of docs/validation.md's "Out of sample" measured what 0 predicts.
+  // the vLLM 0.10.2 runs of docs/validation.md's "Out of sample" do not tell 0 from 1.
   double async_host_overlap = 1;
   VllmVersion vllm_version = kNewestModelledVllm;  // whose memory rules apply
   std::optional<int64_t> kv_cache_memory_bytes;    // --kv-cache-memory: bypasses utilization

@@ -80,7 +80,7 @@ TEST(SimulatedExecutor, AsynchronousSchedulingExposesOnlyTheHostWorkTheGpuDoesNo
   EXPECT_DOUBLE_EQ(b.last_step().total_s, b.step_time_s(decodes(2)));
 }
 
-// With a share of the host work held in series (vLLM 0.10.2's measured runs hid none of it),
+// With a share of the host work held in series (engine.async_host_overlap below 1),
 // that share adds to the step and only the rest hides behind the GPU.
 TEST(SimulatedExecutor, AsynchronousSchedulingHidesOnlyItsOverlappingShareOfHostWork) {
   const size_t host = static_cast<size_t>(Op::kOverhead);
