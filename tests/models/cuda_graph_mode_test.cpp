@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/engine_config.h"
 #include "models/model_spec.h"
@@ -59,18 +60,8 @@ TEST(CudaGraphMode, EachReleaseHasItsDefaultAndEagerHasNone) {
   EXPECT_EQ(e.cuda_graph_mode(), CudaGraphMode::kNone);
 }
 
-ModelSpec small_model() {
-  ModelSpec m;
-  m.name = "small";
-  m.hidden_size = 64;
-  m.num_layers = 2;
-  m.num_heads = 4;
-  m.num_kv_heads = 4;
-  m.head_dim = 16;
-  m.intermediate_size = 128;
-  m.vocab_size = 100;
-  m.max_position_embeddings = 4096;
-  return m;
+ModelSpec catalog_model() {
+  return Catalog(SERVESIM_SOURCE_DIR "/configs").resolve_model("Llama-3.1-8B");
 }
 
 EngineConfig resolved() {
@@ -86,7 +77,7 @@ TEST(CudaGraphMode, ValidationRefusesAModeBeforeVllm010OrAgainstEnforceEager) {
   old.vllm_version = {0, 9};
   old.cudagraph_mode = CudaGraphMode::kFull;
   try {
-    old.validate(small_model());
+    old.validate(catalog_model());
     ADD_FAILURE() << "accepted cudagraph_mode on vLLM 0.9";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("0.10 or later"), std::string::npos) << e.what();
@@ -95,14 +86,14 @@ TEST(CudaGraphMode, ValidationRefusesAModeBeforeVllm010OrAgainstEnforceEager) {
   both.enforce_eager = true;
   both.cudagraph_mode = CudaGraphMode::kPiecewise;
   try {
-    both.validate(small_model());
+    both.validate(catalog_model());
     ADD_FAILURE() << "accepted PIECEWISE with enforce_eager";
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("contradicts enforce_eager"), std::string::npos)
         << e.what();
   }
   both.cudagraph_mode = CudaGraphMode::kNone;
-  EXPECT_NO_THROW(both.validate(small_model()));
+  EXPECT_NO_THROW(both.validate(catalog_model()));
 }
 
 }  // namespace
