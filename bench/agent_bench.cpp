@@ -3,7 +3,7 @@
 // prompt the session's whole context so far (prefix-cache hits included) — 1.5 M LLM calls
 // on Llama-3.1-8B / one H100-SXM, engine only ("service": "none", as the simulator bench's
 // reference), one thread. Sessions arrive at 4 per second (Poisson): the GPU is well used but
-// not saturated (TPOT ~12 ms, prefix-cache hit rate ~91%), about 60 sessions are in flight at
+// not saturated (TPOT ~10 ms, prefix-cache hit rate ~91%), about 60 sessions are in flight at
 // once, and the peak resident memory shows that only those (plus the streamed metrics) are
 // held. The same at 10,000 sessions shows the cost linear in sessions. Results and commands:
 // docs/performance.md.
