@@ -146,6 +146,25 @@ TEST(MemoryCommand, VllmVersionDecidesWhetherCudaGraphsAreSubtracted) {
   EXPECT_EQ(bytes["per_gpu"]["total_bytes"], 23000000000LL);
 }
 
+// --cudagraph-mode chooses which graphs vLLM captures: whole-model decode graphs alone take less
+// memory than those plus the piecewise ones, and the table names an explicit mode.
+TEST(MemoryCommand, CudagraphModeChoosesTheGraphsCaptured) {
+  const std::string base = "memory --model Llama-3.1-8B --gpu H100-SXM --json";
+  const nlohmann::json fallback = nlohmann::json::parse(run_servesim(base).out);
+  const nlohmann::json decode_only =
+      nlohmann::json::parse(run_servesim(base + " --cudagraph-mode FULL_DECODE_ONLY").out);
+  EXPECT_EQ(fallback["cuda_graphs"]["mode"], "FULL_AND_PIECEWISE");
+  EXPECT_EQ(decode_only["cuda_graphs"]["mode"], "FULL_DECODE_ONLY");
+  EXPECT_EQ(decode_only["cuda_graphs"]["piecewise"], 0);
+  EXPECT_LT(decode_only["per_gpu"]["cuda_graph_bytes"].get<int64_t>(),
+            fallback["per_gpu"]["cuda_graph_bytes"].get<int64_t>());
+  EXPECT_GT(decode_only["kv_cache_tokens"].get<int64_t>(),
+            fallback["kv_cache_tokens"].get<int64_t>());
+  const CliResult table =
+      run_servesim("memory --model Llama-3.1-8B --gpu H100-SXM --cudagraph-mode PIECEWISE");
+  EXPECT_NE(table.out.find("(cudagraph_mode PIECEWISE)"), std::string::npos) << table.out;
+}
+
 TEST(MemoryCommand, AnUnmodelledLogVersionCanBeComparedAsANamedRelease) {
   const CliResult r = run_servesim("memory --from-log " VLLM_LOGS
                                    "unknown-version.log --gpu H100-SXM --vllm-version 0.23");
@@ -182,6 +201,12 @@ TEST(MemoryCommand, BadLogsAndFlagsGiveOneLineErrors) {
       {"memory --model Llama-3.1-8B --gpu L4 --vllm-version newest", "is not a vLLM version"},
       {"memory --model Llama-3.1-8B --gpu L4 --gpu-memory-bytes lots", "--gpu-memory-bytes"},
       {"memory --gpu L4", "--model is required"},
+      {"memory --model Llama-3.1-8B --gpu L4 --cudagraph-mode full",
+       "--cudagraph-mode: 'full' is not a vLLM cudagraph_mode"},
+      {"memory --model Llama-3.1-8B --gpu L4 --cudagraph-mode FULL --enforce-eager",
+       "contradicts enforce_eager"},
+      {"memory --model Llama-3.1-8B --gpu L4 --cudagraph-mode FULL --vllm-version 0.9",
+       "cudagraph_mode needs vLLM 0.10 or later"},
   };
   for (const BadInput& c : cases) {
     SCOPED_TRACE(c.args);
