@@ -35,6 +35,9 @@ const char* const kInvalidStyle = "border: 1px solid #c62828;";
 const char* const kArrivalTypeKey = "workload.arrival.type";
 // A check box's value when the scenario lacks its key (a bool property; unset: checked).
 const char* const kWhenAbsent = "servesim_when_absent";
+// On a combo box: the entry that stands for the key's absence (the default is servesim's or
+// vLLM's own); choosing it removes the key.
+const char* const kAbsentEntry = "servesim_absent_entry";
 const char* const kPrefixGroupsKey = "workload.shared_prefix.groups";
 // Tokens of a shared prefix the form adds with its first group (a typical system prompt).
 constexpr int kDefaultPrefixTokens = 512;
@@ -152,6 +155,19 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   form->addRow(QString(), async);
   add_field("engine.async_scheduling", async,
             {QStringLiteral("async_scheduling"), QStringLiteral("--async-scheduling")});
+
+  auto* graphs = new QComboBox();
+  const QString release_default = tr("release default");
+  graphs->addItems({release_default, QStringLiteral("FULL_AND_PIECEWISE"),
+                    QStringLiteral("PIECEWISE"), QStringLiteral("FULL_DECODE_ONLY"),
+                    QStringLiteral("FULL"), QStringLiteral("NONE")});
+  graphs->setProperty(kAbsentEntry, release_default);
+  graphs->setToolTip(
+      tr("engine.cudagraph_mode (vLLM's compilation config, 0.10+): which steps replay CUDA "
+         "graphs, their memory and the kernel launches of the rest (docs/cost-model.md)"));
+  form->addRow(tr("CUDA &graphs"), graphs);
+  add_field("engine.cudagraph_mode", graphs,
+            {QStringLiteral("cudagraph_mode"), QStringLiteral("--cudagraph-mode")});
 
   // KV offload: 0 ("none") removes the key, so the scenario runs without a host tier.
   QDoubleSpinBox* offload = double_box(0.0, 1e5, 16, 1);
@@ -341,7 +357,9 @@ void ScenarioEditor::write_field(const Field& field) {
   if (auto* length = qobject_cast<LengthDistributionEdit*>(field.widget)) {
     value = length->value(document_->value(field.key));
   } else if (auto* combo = qobject_cast<QComboBox*>(field.widget)) {
-    value = combo->currentText().toStdString();
+    if (combo->currentText() != combo->property(kAbsentEntry).toString()) {
+      value = combo->currentText().toStdString();
+    }
   } else if (auto* spin = qobject_cast<QSpinBox*>(field.widget)) {
     // 0 on a box with a special text means "the default": the key is removed.
     if (spin->value() != 0 || spin->specialValueText().isEmpty()) value = spin->value();
@@ -430,7 +448,10 @@ void ScenarioEditor::refresh() {
     } else if (auto* combo = qobject_cast<QComboBox*>(f.widget)) {
       const QString text = v && v->is_string() ? QString::fromStdString(v->get<std::string>()) : "";
       if (combo->isEditable() && combo->currentText() != text) combo->setEditText(text);
-      if (!combo->isEditable()) combo->setCurrentIndex(combo->findText(text));
+      const QVariant absent = combo->property(kAbsentEntry);
+      if (!combo->isEditable()) {
+        combo->setCurrentIndex(combo->findText(!v && absent.isValid() ? absent.toString() : text));
+      }
     } else if (auto* spin = qobject_cast<QSpinBox*>(f.widget)) {
       spin->setValue(v && v->is_number_integer() ? v->get<int>() : spin->minimum());
     } else if (auto* dspin = qobject_cast<QDoubleSpinBox*>(f.widget)) {

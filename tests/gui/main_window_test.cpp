@@ -4,6 +4,7 @@
 
 #include <QAction>
 #include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFile>
 #include <QPlainTextEdit>
@@ -190,6 +191,17 @@ class MainWindowTest : public QObject {
     QVERIFY(!async->isChecked());  // absent: off
     async->setChecked(true);
     QVERIFY(w.document()->scenario()->config.engine.async_scheduling);
+
+    // CUDA graphs: the release's default until a mode is chosen; choosing it back removes the key.
+    auto* graphs = qobject_cast<QComboBox*>(w.editor()->field("engine.cudagraph_mode"));
+    QCOMPARE(graphs->currentText(), QString("release default"));
+    const int64_t default_kv = w.memory_model()->plan()->kv_cache_tokens;
+    graphs->setCurrentText("FULL_DECODE_ONLY");
+    QCOMPARE(w.document()->value("engine.cudagraph_mode")->get<std::string>(),
+             std::string("FULL_DECODE_ONLY"));
+    QVERIFY(w.memory_model()->plan()->kv_cache_tokens > default_kv);  // fewer graphs to hold
+    graphs->setCurrentText("release default");
+    QVERIFY(!w.document()->value("engine.cudagraph_mode").has_value());
 
     w.document()->set_value("parallel.tensor_parallel_size", nlohmann::json(4));
     QCOMPARE(tp->value(), 4);  // the JSON drives the form too
