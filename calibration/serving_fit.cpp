@@ -23,9 +23,8 @@ std::vector<std::string> parameters_to_fit(const ServingFitOptions& options,
   if (!options.parameters.empty()) return options.parameters;
   std::vector<std::string> out;
   for (std::string_view name : serving_parameter_names())
-    // The round trip only when named: where the runs' TTFT residual is not one fixed time, it
-    // trades with the frontend's costs (docs/calibrate-serving.md, the B200 example).
-    if (name != "rtt_s" && serving_parameter_applies(name, base)) out.emplace_back(name);
+    if (serving_parameter_by_default(name) && serving_parameter_applies(name, base))
+      out.emplace_back(name);
   return out;
 }
 

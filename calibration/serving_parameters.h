@@ -54,10 +54,13 @@ ServingParameters serving_parameters_of(const SimulationConfig& config);
 // round trip set to p.rtt_s where that differs from base's.
 SimulationConfig with_serving_parameters(const SimulationConfig& base, const ServingParameters& p);
 
+// Whether --fit fits the parameter when it names none: all but rtt_s, fitted when named.
+// Throws ConfigError for an unknown name.
+bool serving_parameter_by_default(std::string_view name);
+
 // Whether `base` has what the parameter acts on: frontend_scale and rtt_s need the service
 // path, rtt_s a fixed round trip (a fitted number would replace a distribution's spread).
-// What --fit fits by default: every parameter that applies but rtt_s, fitted when named.
-// REQUIRES: a known name.
+// What --fit fits by default: the parameters by default that apply. REQUIRES: a known name.
 bool serving_parameter_applies(std::string_view name, const SimulationConfig& base);
 
 // The search box of each named parameter, started at `initial`. Throws ConfigError naming an

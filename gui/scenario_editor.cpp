@@ -26,6 +26,7 @@
 #include "gui/length_distribution_edit.h"
 #include "gui/scenario_document.h"
 #include "gui/service_edit.h"
+#include "models/cuda_graph_mode.h"
 
 namespace servesim::gui {
 namespace {
@@ -158,9 +159,11 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
 
   auto* graphs = new QComboBox();
   const QString release_default = tr("release default");
-  graphs->addItems({release_default, QStringLiteral("FULL_AND_PIECEWISE"),
-                    QStringLiteral("PIECEWISE"), QStringLiteral("FULL_DECODE_ONLY"),
-                    QStringLiteral("FULL"), QStringLiteral("NONE")});
+  graphs->addItem(release_default);
+  for (CudaGraphMode mode : kAllCudaGraphModes) {
+    const std::string_view name = cuda_graph_mode_name(mode);
+    graphs->addItem(QString::fromUtf8(name.data(), static_cast<qsizetype>(name.size())));
+  }
   graphs->setProperty(kAbsentEntry, release_default);
   graphs->setToolTip(
       tr("engine.cudagraph_mode (vLLM's compilation config, 0.10+): which steps replay CUDA "

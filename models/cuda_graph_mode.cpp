@@ -1,38 +1,39 @@
 #include "models/cuda_graph_mode.h"
 
-#include <array>
+#include <cstddef>
 #include <string>
-#include <utility>
 
 #include "models/config_error.h"
 
 namespace servesim {
-namespace {
-
-constexpr std::array<std::pair<CudaGraphMode, std::string_view>, 5> kNames = {{
-    {CudaGraphMode::kNone, "NONE"},
-    {CudaGraphMode::kPiecewise, "PIECEWISE"},
-    {CudaGraphMode::kFull, "FULL"},
-    {CudaGraphMode::kFullDecodeOnly, "FULL_DECODE_ONLY"},
-    {CudaGraphMode::kFullAndPiecewise, "FULL_AND_PIECEWISE"},
-}};
-
-}  // namespace
-
 std::string_view cuda_graph_mode_name(CudaGraphMode mode) {
-  for (const auto& [m, name] : kNames) {
-    if (m == mode) return name;
+  switch (mode) {
+    case CudaGraphMode::kNone:
+      return "NONE";
+    case CudaGraphMode::kPiecewise:
+      return "PIECEWISE";
+    case CudaGraphMode::kFull:
+      return "FULL";
+    case CudaGraphMode::kFullDecodeOnly:
+      return "FULL_DECODE_ONLY";
+    case CudaGraphMode::kFullAndPiecewise:
+      return "FULL_AND_PIECEWISE";
   }
   return "NONE";
 }
 
 CudaGraphMode parse_cuda_graph_mode(std::string_view text, std::string_view field) {
-  for (const auto& [m, name] : kNames) {
-    if (name == text) return m;
+  std::string names;
+  for (std::size_t i = 0; i < kAllCudaGraphModes.size(); ++i) {
+    const std::string_view name = cuda_graph_mode_name(kAllCudaGraphModes[i]);
+    if (name == text) return kAllCudaGraphModes[i];
+    names += std::string(i == 0                               ? ""
+                         : i + 1 == kAllCudaGraphModes.size() ? " or "
+                                                              : ", ") +
+             std::string(name);
   }
   throw ConfigError(std::string(field) + ": '" + std::string(text) +
-                    "' is not a vLLM cudagraph_mode; use NONE, PIECEWISE, FULL, "
-                    "FULL_DECODE_ONLY or FULL_AND_PIECEWISE");
+                    "' is not a vLLM cudagraph_mode; use " + names);
 }
 
 GraphReplay graph_replay(CudaGraphMode mode, bool decode_only, bool captured) {

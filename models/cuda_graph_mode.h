@@ -6,6 +6,7 @@
 // prices the difference (docs/cost-model.md, "CUDA graphs"). Stateless; thread-safe.
 #pragma once
 
+#include <array>
 #include <string_view>
 
 namespace servesim {
@@ -17,6 +18,11 @@ enum class CudaGraphMode {
   kFullDecodeOnly,    // whole-model graphs for decode-only batches; mixed batches have none
   kFullAndPiecewise,  // vLLM 0.11+'s default: whole-model for decode, piecewise for the rest
 };
+
+// Every mode, in the order vLLM's enum declares them (for lists a user picks from).
+inline constexpr std::array<CudaGraphMode, 5> kAllCudaGraphModes = {
+    CudaGraphMode::kNone, CudaGraphMode::kPiecewise, CudaGraphMode::kFull,
+    CudaGraphMode::kFullDecodeOnly, CudaGraphMode::kFullAndPiecewise};
 
 // How one step runs.
 enum class GraphReplay {

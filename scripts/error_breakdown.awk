@@ -13,7 +13,7 @@ function abs(x) { return x < 0 ? -x : x }
 /^\| [0-9]/ && shift == 2 || /^\| [A-Za-z]/ && $4 ~ /^ [0-9]+ $/ {
   g = shift ? "all" : $3; gsub(/ /, "", g); k = g " " ($(6 - shift) + 0) "/" ($(7 - shift) + 0)
   t = $(11 - shift) + 0; p = $(14 - shift) + 0
-  n[k]++; at[k] += abs(t); st[k] += t
+  add(k, t, p); lengths[k] = 1
   tp = g " TP " ($(4 - shift) + 0); add(tp, t, p); add(tp " input " ($(6 - shift) + 0), t, p)
   ts[++m] = abs(t); ps[m] = abs(p); w20 += abs(t) <= 20; w10 += abs(p) <= 10
   if ($(9 - shift) + 0 < 5000) { ns++; sum += abs(t) }
@@ -29,10 +29,12 @@ function median(a, c,   i, j, x) {
 }
 END {
   if (m == 0) { print "no table rows: pipe in scripts/compare_published_h100.sh's table"; exit 1 }
-  for (k in n) printf "%s: TTFT %.1f%% (signed %+.1f%%)\n", k, at[k] / n[k], st[k] / n[k] | "sort"
+  # Per lengths: TTFT alone; per TP and per TP and input: everything add() keeps.
+  for (k in lengths)
+    printf "%s: TTFT %.1f%% (signed %+.1f%%)\n", k, gat[k] / gn[k], gst[k] / gn[k] | "sort"
   close("sort")
   for (k in gn)
-    printf "%s (%d rows): TTFT %.1f%% (signed %+.1f%%), measured - predicted %.0f ms; TPOT %.1f%% (signed %+.1f%%), measured %.2f ms\n",
+    if (!(k in lengths)) printf "%s (%d rows): TTFT %.1f%% (signed %+.1f%%), measured - predicted %.0f ms; TPOT %.1f%% (signed %+.1f%%), measured %.2f ms\n",
            k, gn[k], gat[k] / gn[k], gst[k] / gn[k], gms[k] / gn[k], gap[k] / gn[k], gsp[k] / gn[k], gtpot[k] / gn[k] | "sort"
   close("sort")
   printf "TTFT median %.1f%%, %d of %d within 20%%; TPOT median %.1f%%, %d within 10%%\n",

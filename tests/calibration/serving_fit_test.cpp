@@ -213,6 +213,9 @@ TEST(ServingFit, FitsTheRoundTripOnlyWhereItIsANumber) {
         << e.what();
   }
   EXPECT_TRUE(serving_parameter_applies("memory_efficiency", spread));
+  EXPECT_FALSE(serving_parameter_by_default("rtt_s"));
+  EXPECT_TRUE(serving_parameter_by_default("frontend_scale"));
+  EXPECT_THROW(serving_parameter_by_default("rtt"), ConfigError);
 }
 
 TEST(ServingFit, SetsTheRoundTripAndNothingElse) {
