@@ -26,14 +26,16 @@ void require_non_negative(double v, const char* name) {
 
 }  // namespace
 
-CommModel::CommModel(double link_Bps, CommOptions options)
-    : link_Bps_(link_Bps), options_(options) {
+CommModel::CommModel(double link_Bps, CommOptions options, bool nvlink)
+    : link_Bps_(link_Bps), options_(options), nvlink_(nvlink) {
   if (!(link_Bps > 0) || !std::isfinite(link_Bps)) {
     throw ConfigError(
         "interconnect bandwidth must be > 0 bytes/s; set nvlink_gbs or pcie_gbs of the GPU");
   }
   require_fraction(options.all_reduce_efficiency, "all_reduce_efficiency");
   require_fraction(options.send_recv_efficiency, "send_recv_efficiency");
+  require_fraction(options.custom_all_reduce_efficiency, "custom_all_reduce_efficiency");
+  require_non_negative(options.custom_all_reduce_latency_s, "custom_all_reduce_latency_s");
   require_non_negative(options.all_reduce_latency_s, "all_reduce_latency_s");
   require_non_negative(options.send_recv_latency_s, "send_recv_latency_s");
   require_non_negative(options.all_to_all_latency_s, "all_to_all_latency_s");
@@ -48,14 +50,18 @@ CommModel::CommModel(double link_Bps, CommOptions options)
 }
 
 CommModel CommModel::for_hardware(const HardwareSpec& gpu, CommOptions options) {
-  return CommModel(gpu.interconnect_Bps(), options);
+  return CommModel(gpu.interconnect_Bps(), options, gpu.nvlink_Bps > 0);
 }
 
 double CommModel::all_reduce_s(int64_t bytes, int num_gpus) const {
   if (num_gpus <= 1 || bytes <= 0) return 0;
-  const double n = num_gpus;
-  return options_.all_reduce_latency_s + 2 * (n - 1) / n * static_cast<double>(bytes) /
-                                             (link_Bps_ * options_.all_reduce_efficiency);
+  const double traffic = 2.0 * (num_gpus - 1) / num_gpus * static_cast<double>(bytes);
+  if (options_.custom_all_reduce && nvlink_ && num_gpus <= kCustomAllReduceMaxGpus &&
+      bytes <= kCustomAllReduceMaxBytes) {
+    return options_.custom_all_reduce_latency_s +
+           traffic / (link_Bps_ * options_.custom_all_reduce_efficiency);
+  }
+  return options_.all_reduce_latency_s + traffic / (link_Bps_ * options_.all_reduce_efficiency);
 }
 
 double CommModel::all_gather_s(int64_t bytes, int num_gpus) const {

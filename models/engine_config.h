@@ -76,9 +76,11 @@ struct EngineConfig {
   // its host overheads were fitted on vLLM 0.12's synchronous runs.
   bool async_scheduling = false;
   // With async_scheduling: the fraction of the host's per-step work (the cost model's
-  // kOverhead) that can hide behind the GPU's, in [0, 1]. 1 hides all of it, the upper bound;
-  // the vLLM 0.10.2 runs of docs/validation.md's "Out of sample" do not tell 0 from 1.
-  double async_host_overlap = 1;
+  // kOverhead) that can hide behind the GPU's, in [0, 1]. 0: none, what vLLM 0.10.2's measured
+  // async runs show (docs/validation.md's "Out of sample": TPOT mean |error| 6.7% at 0, 13.4% at
+  // 0.5, 27.6% at 1 on H100/H200; B200 5.3%, 22.5%, 36.1%) — its async scheduling overlaps the
+  // scheduler, not the workers' input preparation. 1 hides all of it, an upper bound.
+  double async_host_overlap = 0;
   VllmVersion vllm_version = kNewestModelledVllm;  // whose memory rules apply
   std::optional<int64_t> kv_cache_memory_bytes;    // --kv-cache-memory: bypasses utilization
   std::optional<int64_t> num_gpu_blocks_override;

@@ -30,18 +30,17 @@ struct ModelSpec;
 struct ParallelConfig;
 
 // Host-side time of one vLLM engine step that no GPU kernel accounts for (scheduling, input
-// preparation, output processing). From vLLM 0.12 serving Qwen3-32B on H100-SXM, input 1024,
-// output 1024, concurrency 8, TP 2/4/8 (reference/measured/published-vllm-h100-qwen3-32b.csv):
-// measured TPOT minus this model's decode step minus the prefills amortised over the decode
-// steps leaves 0.19, 0.55 and 0.74 ms; their mean. Derivation in docs/cost-model.md.
-inline constexpr double kStepOverheadS = 0.49e-3;
-// Host time per scheduled sequence per step: vLLM V1's engine core schedules, prepares inputs
-// and books outputs request by request in Python between GPU steps (async scheduling is off by
-// default in 0.12). Fitted with kStepOverheadS on the 15 rows with input and output 1024 of the
-// published Qwen3-32B / H100 runs (TP 2/4/8, concurrency 8-128): their TPOT residual grows
-// linearly with concurrency at every TP; 45 us per sequence takes those rows' TPOT mean error
-// from 12.6% to 1.2%. Held out on the other rows: docs/validation.md.
-inline constexpr double kSeqOverheadS = 45e-6;
+// preparation, output processing), and host time per scheduled sequence per step (vLLM V1's
+// engine core schedules, prepares inputs and books outputs request by request in Python between
+// GPU steps; async scheduling is off by default in 0.12). Fitted together on the 15 rows with
+// input and output 1024 of the published vLLM 0.12 Qwen3-32B / H100-SXM runs (TP 2/4/8,
+// concurrency 8-128; reference/measured/published-vllm-h100-qwen3-32b.csv), steady-state TPOT:
+// a grid over both puts the minimum at 4.0 ms and 35 us (mean |error| 1.2%). They are large
+// because the decode steps' all-reduces are small: vLLM runs them on its custom all-reduce at
+// ~5 us each (kCustomAllReduceLatencyS), not NCCL's 32 us, and the 3.5 ms a 64-layer model's
+// 128 all-reduces were charged before at 32 us is host time. Held out: docs/validation.md.
+inline constexpr double kStepOverheadS = 4.0e-3;
+inline constexpr double kSeqOverheadS = 35e-6;
 
 // FlashAttention kernels reach a different fraction of peak than GEMMs. Fitted to the 1,097
 // rows of reference/measured/vidur-profiling/compute/a100-llama-2-7b-attention-sample.csv

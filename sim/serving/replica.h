@@ -53,7 +53,7 @@ struct ReplicaOptions {
   // vLLM --async-scheduling: host work overlaps the GPU's, and a request arriving during a
   // step that running requests follow waits one step more (admit()).
   bool async_scheduling = false;
-  double async_host_overlap = 1;  // with async_scheduling: EngineConfig::async_host_overlap
+  double async_host_overlap = 0;  // with async_scheduling: EngineConfig::async_host_overlap
 };
 
 class Replica {

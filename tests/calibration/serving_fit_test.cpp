@@ -68,8 +68,8 @@ TEST(ServingFit, RecoversTheParametersItsOwnRunsWereSimulatedWith) {
   ServingParameters truth = serving_parameters_of(base);
   truth.compute_efficiency = 0.5;
   truth.memory_efficiency = 0.6;
-  truth.step_overhead_s = 1.5e-3;
-  truth.seq_overhead_s = 20e-6;
+  truth.step_overhead_s = 6.0e-3;
+  truth.seq_overhead_s = 60e-6;
   const std::vector<ServingFitCase> cases = cases_at(base, truth);
   ServingFitOptions options;
   options.solver.max_iterations = 30;
@@ -77,8 +77,8 @@ TEST(ServingFit, RecoversTheParametersItsOwnRunsWereSimulatedWith) {
   ASSERT_EQ(fit.parameters.size(), 4u);  // no frontend without a service path
   EXPECT_NEAR(fit.fitted.compute_efficiency, 0.5, 0.02);
   EXPECT_NEAR(fit.fitted.memory_efficiency, 0.6, 0.02);
-  EXPECT_NEAR(fit.fitted.step_overhead_s, 1.5e-3, 0.15e-3);
-  EXPECT_NEAR(fit.fitted.seq_overhead_s, 20e-6, 5e-6);
+  EXPECT_NEAR(fit.fitted.step_overhead_s, 6.0e-3, 0.15e-3);
+  EXPECT_NEAR(fit.fitted.seq_overhead_s, 60e-6, 5e-6);
   EXPECT_LT(fit.cost_after, fit.cost_before / 20);
 
   // What it bought, on the same runs: TPOT from tens of percent off to about the noise.

@@ -95,7 +95,7 @@ TEST(PlanCommand, FlagsDescribeTheWorkloadWithoutAScenarioFile) {
   EXPECT_NE(flags.out.find("plan: Llama-2-7B (512-token prompts, 128-token answers, poisson)"),
             std::string::npos)
       << flags.out;
-  EXPECT_NE(flags.out.find("winner: 1 x H100-SXM"), std::string::npos) << flags.out;
+  EXPECT_NE(flags.out.find("winner: 2 x A100-80GB-SXM"), std::string::npos) << flags.out;
 
   const std::filesystem::path file =
       std::filesystem::temp_directory_path() / "servesim_plan_from_flags.json";
@@ -143,7 +143,7 @@ TEST(PlanCommand, ADisaggregatedScenarioSearchesBothFamiliesAndPrintsTheRolesLin
   for (const char* s : {"| 2P TP1 + 1D TP2", "winner: 1 group of 2P TP1 + 1D TP2 on H100-SXM",
                         "  prefill: vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 1",
                         "  decode:  vllm serve meta-llama/Llama-3.1-8B --tensor-parallel-size 2",
-                        "best aggregated: 3 x H100-SXM replica(s) of TP 2"}) {
+                        "best aggregated: 5 x H100-SXM replica(s) of TP 2"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   }
   const CliResult only = run_servesim("plan " SERVESIM_SOURCE_DIR

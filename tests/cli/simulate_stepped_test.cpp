@@ -11,23 +11,25 @@ namespace servesim::testing {
 namespace {
 
 const std::string kTiny = SERVESIM_SOURCE_DIR "/configs/scenarios/loadtest-tiny.json";
+const std::string kKneeAt10ms = " --set slo.ttft_s=0.010 --set workload.arrival.step_duration_s=12";
 
 TEST(SimulateStepped, TablePrintsEveryStepAndTheKnee) {
-  // Step 1's TTFT p99 is about 3 ms, steps 2 and 3's about 5 ms.
-  const CliResult r = run_servesim("simulate " + kTiny + " --set slo.ttft_s=0.004");
+  // Step 1's TTFT p99 is about 7 ms, steps 2 and 3's 12-14 ms; 12 s steps give step 3 enough
+  // samples for its p99.
+  const CliResult r = run_servesim("simulate " + kTiny + kKneeAt10ms);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* s :
        {"loadtest-tiny: Llama-100M-bench (fp32) on 1 x L4 (TP 1, PP 1, DP 1), vLLM V1 engine",
-        "per step: 3 steps of 8 s, the first 1 s of each left out (warm-up)", "TTFT p50", "E2E p50",
-        "errors", "note: step 1 (1 clients) has 196 latency samples",
-        "knee: step 2 (2 clients): TTFT p99 5.4 ms > SLO 4.0 ms"}) {
+        "per step: 3 steps of 12 s, the first 1 s of each left out (warm-up)", "TTFT p50",
+        "E2E p50", "errors", "note: step 1 (1 clients) has 120 latency samples",
+        "knee: step 2 (2 clients): TTFT p99 12.4 ms > SLO 10.0 ms"}) {
     EXPECT_NE(r.out.find(s), std::string::npos) << s << "\n" << r.out;
   }
   EXPECT_EQ(r.out.find("note: step 3"), std::string::npos) << r.out;
 }
 
 TEST(SimulateStepped, SummaryJsonHasStepsKneeAndSetup) {
-  const CliResult r = run_servesim("simulate " + kTiny + " --set slo.ttft_s=0.004 --json");
+  const CliResult r = run_servesim("simulate " + kTiny + kKneeAt10ms + " --json");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["steps"].size(), 3u);
@@ -35,8 +37,8 @@ TEST(SimulateStepped, SummaryJsonHasStepsKneeAndSetup) {
   EXPECT_EQ(j["steps"][2]["unstable_percentiles"], nlohmann::json::array());
   EXPECT_EQ(j["knee"]["step"], 2);
   EXPECT_EQ(j["knee"]["clients"], 2);
-  EXPECT_EQ(j["knee"]["reason"], "TTFT p99 5.4 ms > SLO 4.0 ms");
-  EXPECT_EQ(j["setup"]["slo"]["ttft_s"], 0.004);  // the scenario after --set
+  EXPECT_EQ(j["knee"]["reason"], "TTFT p99 12.4 ms > SLO 10.0 ms");
+  EXPECT_EQ(j["setup"]["slo"]["ttft_s"], 0.010);  // the scenario after --set
   EXPECT_EQ(j["setup"]["engine"]["max_num_seqs"], 8);
   EXPECT_EQ(j["setup"]["max_error_rate"], 0.01);
 }

@@ -108,7 +108,7 @@ TEST(RunSetup, AsynchronousSchedulingIsNamedInTheHeaderAndTheSetup) {
   EXPECT_NE(setup_line(sim, setup_for(j)).find("continuous batching with async scheduling, "),
             std::string::npos);
   EXPECT_EQ(setup_json(sim, setup_for(j))["engine"]["async_scheduling"], true);
-  EXPECT_EQ(setup_json(sim, setup_for(j))["engine"]["async_host_overlap"], 1.0);
+  EXPECT_EQ(setup_json(sim, setup_for(j))["engine"]["async_host_overlap"], 0.0);
   j["engine"]["async_host_overlap"] = 0.25;
   const Simulation partial(parse_scenario(j, "", "test", Catalog()).config);
   EXPECT_EQ(setup_json(partial, setup_for(j))["engine"]["async_host_overlap"], 0.25);

@@ -136,7 +136,9 @@ TEST(ServiceRetry, ARequestThatRunsOutOfAttemptsFailsWithItsLastCause) {
 }
 
 TEST(ServiceRetry, ClosedLoopClientsSendTheirNextRequestOnlyAfterTheFinalOutcome) {
-  nlohmann::json service = limited(5);
+  // Enough attempts that every request passes in the end: three un-jittered clients retry in
+  // step and can be refused together several times.
+  nlohmann::json service = limited(8);
   service["gateway"]["rate_limit"]["requests_per_s"] = 2;
   Records records;
   run(config_of(scenario(closed_loop(3, 30, 16), service)), records);

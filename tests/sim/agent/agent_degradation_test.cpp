@@ -18,12 +18,12 @@
 namespace servesim {
 namespace {
 
-// Sessions of a plan call, a 0.5 s tool and a review call; 20 sessions a second against a
+// Sessions of a plan call, a 0.5 s tool and a review call; 10 sessions a second against a
 // quota of 4 calls in flight, so many calls are refused (HTTP 429, no retry).
 nlohmann::json scenario(bool review_optional) {
   nlohmann::json j = nlohmann::json::parse(R"({
     "model": "Llama-2-7B", "gpu": "A100-80GB", "engine": {"max_model_len": 4096},
-    "workload": {"arrival": {"type": "poisson", "rate_qps": 20},
+    "workload": {"arrival": {"type": "poisson", "rate_qps": 10},
       "agent": {"sessions": 200, "workflows": [
         {"name": "w", "tenant": "agents", "steps": [
           {"type": "llm", "id": "plan", "new_tokens": 200, "output_tokens": 40, "optional": true},
