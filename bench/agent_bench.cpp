@@ -2,9 +2,9 @@
 // plan, then fourteen rounds of a tool call and an LLM call reading its result, each call's
 // prompt the session's whole context so far (prefix-cache hits included) — 1.5 M LLM calls
 // on Llama-3.1-8B / one H100-SXM, engine only ("service": "none", as the simulator bench's
-// reference), one thread. Sessions arrive at 4 per second (Poisson): the GPU is well used but
-// not saturated (TPOT ~10 ms, prefix-cache hit rate ~91%), about 60 sessions are in flight at
-// once, and the peak resident memory shows that only those (plus the streamed metrics) are
+// reference), one thread. Sessions arrive at 4 per second (Poisson): the GPU is busy all the
+// time but keeps up (TPOT ~17 ms, prefix-cache hit rate ~91%), about 70 sessions are in flight
+// at once, and the peak resident memory shows that only those (plus the streamed metrics) are
 // held. The same at 10,000 sessions shows the cost linear in sessions. Results and commands:
 // docs/performance.md.
 #include <benchmark/benchmark.h>
