@@ -66,6 +66,9 @@ struct EngineConfig {
   // GPU memory as torch.cuda.mem_get_info reports it, bytes. Unset: the GPU spec's total.
   std::optional<int64_t> gpu_memory_bytes;
   bool enforce_eager = false;  // no CUDA graphs: their memory is 0, every kernel launched
+  // vLLM --disable-custom-all-reduce: every tensor-parallel all-reduce on NCCL, not on vLLM's
+  // custom all-reduce (CommModel).
+  bool disable_custom_all_reduce = false;
   // vLLM --compilation-config cudagraph_mode (0.10+). Unset: the release's default
   // (cuda_graph_mode()).
   std::optional<CudaGraphMode> cudagraph_mode;

@@ -56,6 +56,12 @@ double seconds_option(std::optional<double> value, double fallback, const char* 
   return v;
 }
 
+// The deployment's own switch turns vLLM's custom all-reduce off whatever the options say.
+CommOptions comm_options(CommOptions options, const EngineConfig& engine) {
+  options.custom_all_reduce = options.custom_all_reduce && !engine.disable_custom_all_reduce;
+  return options;
+}
+
 constexpr std::size_t idx(Op op) {
   return static_cast<std::size_t>(op);
 }
@@ -65,7 +71,7 @@ constexpr std::size_t idx(Op op) {
 RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec& gpu,
                                      const ParallelConfig& parallel, const EngineConfig& engine,
                                      RooflineOptions options)
-    : comm_(CommModel::for_hardware(gpu, options.comm)) {
+    : comm_(CommModel::for_hardware(gpu, comm_options(options.comm, engine))) {
   parallel.validate(model);
   compute_efficiency_ =
       fraction_option(options.compute_efficiency, gpu.compute_efficiency, "compute_efficiency");

@@ -349,6 +349,7 @@ std::vector<std::string> PlanReport::vllm_commands() const {
     cmd += " --max-model-len " + std::to_string(e.max_model_len);
     cmd += e.enable_prefix_caching ? " --enable-prefix-caching" : " --no-enable-prefix-caching";
     if (!e.enable_chunked_prefill) cmd += " --no-enable-chunked-prefill";
+    if (e.disable_custom_all_reduce) cmd += " --disable-custom-all-reduce";
     if (e.dtype) cmd += " --dtype " + std::string(dtype_name(*e.dtype));
     if (e.kv_cache_dtype) cmd += " --kv-cache-dtype " + std::string(dtype_name(*e.kv_cache_dtype));
     if (e.speculative) cmd += " --speculative-config '" + e.speculative->vllm_json().dump() + "'";

@@ -41,6 +41,7 @@ nlohmann::json engine_flags_json(const SimulationConfig& c, const EngineConfig& 
           {"cuda_graph_memory_bytes", optional_json(e.cuda_graph_memory_bytes)},
           {"vllm_version", e.vllm_version.to_string()},
           {"enforce_eager", e.enforce_eager},
+          {"disable_custom_all_reduce", e.disable_custom_all_reduce},
           {"cudagraph_mode", std::string(cuda_graph_mode_name(e.cuda_graph_mode()))},
           {"async_scheduling", e.async_scheduling},
           {"async_host_overlap", e.async_host_overlap},

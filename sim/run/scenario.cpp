@@ -128,6 +128,7 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
     r.raw("gpu_memory_bytes");
   }
   e.enforce_eager = r.optional<bool>("enforce_eager", false);
+  e.disable_custom_all_reduce = r.optional<bool>("disable_custom_all_reduce", false);
   if (r.has("cudagraph_mode")) {
     e.cudagraph_mode = parse_cuda_graph_mode(r.required<std::string>("cudagraph_mode"),
                                              r.context() + ".cudagraph_mode");

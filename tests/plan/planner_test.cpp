@@ -80,6 +80,19 @@ TEST(Planner, PicksTheKnownCheapestDeploymentAndVerifiesIt) {
   EXPECT_FALSE(r.pareto.empty());
 }
 
+// vLLM's --disable-custom-all-reduce, fixed for every candidate, is on the winner's serve line.
+TEST(Planner, TheServeLineCarriesDisableCustomAllReduce) {
+  PlanOptions o = small_plan();
+  o.gpus = {"H100"};
+  o.tp = {2};
+  o.top_k = 1;
+  const std::string custom = plan(o, Catalog()).vllm_commands().at(0);
+  EXPECT_EQ(custom.find("--disable-custom-all-reduce"), std::string::npos) << custom;
+  o.fixed = {"engine.disable_custom_all_reduce=true"};
+  const std::string nccl = plan(o, Catalog()).vllm_commands().at(0);
+  EXPECT_NE(nccl.find(" --disable-custom-all-reduce"), std::string::npos) << nccl;
+}
+
 TEST(Planner, ResultsDoNotDependOnTheThreadCount) {
   PlanOptions o = small_plan();
   o.max_num_seqs = {16, 64};

@@ -9,6 +9,7 @@
 
 #include "models/catalog.h"
 #include "models/config_error.h"
+#include "sim/core/observer.h"
 #include "sim/run/scenario.h"
 #include "sim/service/vllm_frontend.h"
 
@@ -125,6 +126,23 @@ TEST(RunSetup, AsynchronousSchedulingIsNamedInTheHeaderAndTheSetup) {
 
 // The graphs the engine runs are part of the setup a run records: the release's default, the
 // deployment's cudagraph_mode, or none with enforce_eager; a mode vLLM does not name is refused.
+TEST(RunSetup, DisablingTheCustomAllReduceIsRecordedAndSlowsATensorParallelDecode) {
+  nlohmann::json j = scenario_json();
+  j["parallel"]["tensor_parallel_size"] = 2;
+  Simulation custom(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(setup_json(custom, setup_for(j))["engine"]["disable_custom_all_reduce"], false);
+  j["engine"]["disable_custom_all_reduce"] = true;
+  Simulation nccl(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(setup_json(nccl, setup_for(j))["engine"]["disable_custom_all_reduce"], true);
+  NullObserver observer;
+  const double custom_tpot = custom.run(observer).summary.tpot.mean_s;
+  const double nccl_tpot = nccl.run(observer).summary.tpot.mean_s;
+  // Each decode step's all-reduces move from ~5 us to NCCL's 32 us each.
+  EXPECT_GT(nccl_tpot, custom_tpot * 1.05) << nccl_tpot << " " << custom_tpot;
+  j["engine"]["disable_custom_all_reduce"] = "yes";
+  EXPECT_THROW(parse_scenario(j, "", "test", Catalog()), ConfigError);
+}
+
 TEST(RunSetup, TheCudaGraphModeIsRecordedAndAnUnknownOneRefused) {
   auto mode_of = [](const nlohmann::json& j) {
     const Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
