@@ -23,6 +23,7 @@
 
 #include "engine/sched/scheduler.h"
 #include "models/cost_model.h"
+#include "models/engine_config.h"
 #include "sim/core/request_record.h"
 #include "sim/metrics/replica_summary.h"
 #include "sim/serving/request_ledger.h"
@@ -53,7 +54,8 @@ struct ReplicaOptions {
   // vLLM --async-scheduling: host work overlaps the GPU's, and a request arriving during a
   // step that running requests follow waits one step more (admit()).
   bool async_scheduling = false;
-  double async_host_overlap = 0;  // with async_scheduling: EngineConfig::async_host_overlap
+  // With async_scheduling: the share of host work hidden; EngineConfig's default, not a copy.
+  double async_host_overlap = EngineConfig{}.async_host_overlap;
 };
 
 class Replica {
