@@ -22,7 +22,8 @@ Evaluator::Evaluator(const PlanOptions& options, SimulationConfig base, nlohmann
       open_arrival_(std::move(open_arrival)),
       kv_transfer_(std::move(kv_transfer)) {
   const WorkloadSpec& w = base_.workload;
-  reuses_prefixes_ = w.shared_prefix.has_value() || w.multi_turn.has_value();
+  reuses_prefixes_ =
+      w.shared_prefix.has_value() || w.multi_turn.has_value() || w.distinct_prompts > 0;
   longest_request_tokens_ =
       w.prompt_tokens.distribution().max() + w.output_tokens.distribution().max();
   if (!open_arrival_.is_null()) {

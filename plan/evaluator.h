@@ -78,7 +78,7 @@ class Evaluator {
   nlohmann::json open_arrival_;        // the scenario's open-loop arrival JSON; null if none
   nlohmann::json kv_transfer_;         // the scenario's kv_transfer JSON; null if none
   double base_mean_qps_ = 1;           // requests/s of open_arrival_ as the scenario gives it
-  bool reuses_prefixes_ = true;        // shared prefixes or sessions hit the prefix cache
+  bool reuses_prefixes_ = true;        // shared prefixes, sessions, repeats hit the cache
   double longest_request_tokens_ = 0;  // prompt + output, tokens; may be infinite
 };
 

@@ -15,6 +15,7 @@
 #                                     [--protocol steady|inferencex|aiperf|aiconfigurator|inferencemax]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
 #                                     [--batch-size B] [--warmup-per-client K]
+#                                     [--dataset-entries N] [--check]
 #   (--protocol: how the benchmark issued the rows, default aiconfigurator — docs/validation.md,
 #   points 6 and 8;
 #   aiconfigurator: aiperf's requests on the engine limits aiconfigurator's generator writes,
@@ -34,6 +35,16 @@
 #   instead the simulated mean TTFT of the first `clients` requests (sent at once) and of the
 #   rest, and the rest's mean TTFT that the measured mean implies if the start is as simulated
 #   — docs/validation.md, point 7;
+#   --dataset-entries N: the benchmark sent N distinct prompts, each request one of them drawn at
+#   random (aiperf's and genai-perf's --num-dataset-entries; aiperf up to 0.3 sends 100 unless
+#   told otherwise), so repeats hit vLLM's prefix cache (workload.distinct_prompts);
+#   --check prints instead, per row, the request rate the measured TTFT and TPOT imply for its
+#   clients (clients / (TTFT + (OSL - 1) x TPOT), true of any closed loop), servesim's time for
+#   one prompt's prefill alone, and their product: the seconds of prefill per second the row
+#   asks of the GPU; then the same with every kernel at the GPU's peak FLOP/s and bandwidth and
+#   no host time (all-reduces as modelled). Above 1 at peak, the row cannot have been measured
+#   as recorded with new prompts: its prompts repeated and hit the prefix cache, or its load
+#   was lower — docs/validation.md, "Out of sample: Llama-3.1-8B";
 #   --set goes to every simulate, e.g. --set service='"none"' for the engine alone;
 #   --spread 0.3 draws each output length uniformly within ±30% of the row's, a device that
 #   keeps simulated clients dispersed — docs/validation.md, point 3 — not a model of the runs)
@@ -48,6 +59,8 @@ protocol=aiconfigurator
 split=0
 batch=0
 warmup_k=0
+entries=""
+check=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --csv) csv="$2"; shift 2 ;;
@@ -57,6 +70,8 @@ while [[ $# -gt 0 ]]; do
     --protocol) protocol="$2"; shift 2 ;;
     --batch-size) batch="$2"; shift 2 ;;
     --warmup-per-client) warmup_k="$2"; shift 2 ;;
+    --dataset-entries) entries="$2"; shift 2 ;;
+    --check) check=1; shift ;;
     *) echo "error: unknown argument $1 (usage at the top of $0)" >&2; exit 2 ;;
   esac
 done
@@ -79,6 +94,10 @@ awk -v f="$spread" 'BEGIN { exit !(f ~ /^[0-9]*\.?[0-9]+$/ && f < 1) }' ||
   { echo "error: --warmup-per-client must be a whole number, 0 to 100 (got '$warmup_k')" >&2; exit 2; }
 [[ "$warmup_k" == 0 || "$protocol" == aiperf || "$protocol" == aiconfigurator ]] ||
   { echo "error: --warmup-per-client goes with --protocol aiperf or aiconfigurator" >&2; exit 2; }
+[[ -z "$entries" || ( "$entries" =~ ^[1-9][0-9]*$ && "$entries" -le 1000000 ) ]] ||
+  { echo "error: --dataset-entries must be a whole number of prompts, 1 to 1000000 (got '$entries')" >&2; exit 2; }
+[[ "$check" == 0 || "$split" == 0 ]] ||
+  { echo "error: --check and --split print different tables; give one" >&2; exit 2; }
 [[ "$split" == 0 || "$warmup_k" == 0 ]] ||
   { echo "error: --split keeps the start in the means; drop --warmup-per-client" >&2; exit 2; }
 catalog_model() {  # a Hugging Face id -> catalog name, as servesim's catalog resolves it
@@ -147,13 +166,16 @@ pairs=$(tail -n +2 "$csv" | awk -F, '{ print $3 "," $4 }' | sort -u | wc -l)
 header_prefix=""
 [[ "$pairs" -gt 1 ]] && header_prefix="| model | GPU "
 printf '%s' "$header_prefix"
-if [[ "$split" == 1 ]]; then
+if [[ "$check" == 1 ]]; then
+  echo "| TP | weights | ISL | OSL | clients | TTFT measured | TPOT measured | requests/s implied | one prefill alone (ms) | prefill s per s | at peak (ms) | at peak s per s |"
+elif [[ "$split" == 1 ]]; then
   echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | start (simulated) | rest (simulated) | rest (implied) | implied / simulated |"
 else
   echo "| TP | weights | ISL | OSL | clients | TTFT measured | TTFT predicted | error | TPOT measured | TPOT predicted | error |"
 fi
 [[ "$pairs" -gt 1 ]] && printf '|---|---'
-echo "|---|---|---|---|---|---|---|---|---|---|---|"
+if [[ "$check" == 1 ]]; then echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
+else echo "|---|---|---|---|---|---|---|---|---|---|---|"; fi
 tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl conc tp _ ttft tpot; do
   # A row that names its precision (fp8: `--quantization fp8`) served its weights in it.
   weights=()
@@ -193,6 +215,34 @@ tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl 
   # captures whole-model graphs for decode batches only and admits 512 sequences.
   [[ "$protocol" == inferencemax && "$hardware" == B200 ]] &&
     limits+=(--set engine.max_num_seqs=512 --set engine.cudagraph_mode='"FULL_DECODE_ONLY"')
+  [[ -n "$entries" ]] && limits+=(--set workload.distinct_prompts="$entries")
+  if [[ "$check" == 1 ]]; then
+    # One prompt alone on the engine, as servesim prices it and with every kernel at the GPU's
+    # peak and no host time: no real run prefilled faster than the second.
+    alone=()
+    for speed in default peak; do
+      at=()
+      [[ "$speed" == peak ]] && at=(--set cost_model.compute_efficiency=1
+        --set cost_model.memory_efficiency=1 --set cost_model.attention_compute_efficiency=1
+        --set cost_model.attention_memory_efficiency=1 --set cost_model.step_overhead_ms=0
+        --set cost_model.seq_overhead_us=0 --set cost_model.kernel_launch_us=0)
+      out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json \
+            --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients=1 \
+            --set workload.prompt_tokens="$isl" --set workload.output_tokens=1 \
+            --set workload.num_requests=1 --set metrics.warmup_requests=0 \
+            "${deployment[@]}" ${weights[@]+"${weights[@]}"} ${limits[@]+"${limits[@]}"} \
+            ${extra[@]+"${extra[@]}"} --set service='"none"' ${at[@]+"${at[@]}"} | tr -d '\n ')
+      alone+=("$(mean_ms ttft "$out")")
+    done
+    printf '%s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" "$tpot" \
+      "${alone[0]}" "${precision:-bf16}" "${alone[1]}" >> "$rows"
+    [[ "$pairs" -gt 1 ]] && printf '| %s | %s ' "$name" "$hardware"
+    awk '{ rate = $4 / (($5 + ($3 - 1) * $6) / 1000)
+           printf "| %d | %s | %d | %d | %d | %.1f | %.2f | %.2f | %.1f | %.2f | %.1f | %.2f |\n",
+                  $1, $8, $2, $3, $4, $5, $6, rate, $7, rate * $7 / 1000, $9, rate * $9 / 1000 }' \
+      <(tail -n 1 "$rows")
+    continue
+  fi
   folder=()
   [[ "$split" == 1 ]] && folder=(--out "$runs/row")
   out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json ${folder[@]+"${folder[@]}"} \
@@ -216,6 +266,13 @@ tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl 
          $1, $9, $2, $3, $4, $5, $6, 100 * ($6 - $5) / $5, $7, $8, 100 * ($8 - $7) / $7 }' \
     <(tail -n 1 "$rows")
 done
+if [[ "$check" == 1 ]]; then
+  awk '{ n++; rate = $4 / (($5 + ($3 - 1) * $6) / 1000)
+         if (rate * $7 / 1000 > 1) over++
+         if (rate * $9 / 1000 > 1) impossible++ }
+       END { printf "\n%d of %d rows ask more than one second of prefill per second of the GPU as servesim prices it, %d even with every kernel at its peak and no host time: measured as recorded, their prompts must have repeated (prefix-cache hits) or their load was lower.\n", over, n, impossible }' "$rows"
+  exit 0
+fi
 awk 'function abs(x) { return x < 0 ? -x : x }
      { k = ($10 == "Qwen3-32B" && $11 == "H100-SXM" && $2 == 1024 && $3 == 1024) ? "fit" : "held";
               n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7

@@ -180,6 +180,14 @@ void read_roofline(JsonObjectReader& r, RooflineOptions& o) {
     o.memory_efficiency = r.required<double>("memory_efficiency");
   else
     r.raw("memory_efficiency");
+  if (r.has("attention_compute_efficiency"))
+    o.attention_compute_efficiency = r.required<double>("attention_compute_efficiency");
+  else
+    r.raw("attention_compute_efficiency");
+  if (r.has("attention_memory_efficiency"))
+    o.attention_memory_efficiency = r.required<double>("attention_memory_efficiency");
+  else
+    r.raw("attention_memory_efficiency");
   if (auto v = optional_number(r, "kernel_launch_us")) o.kernel_launch_s = *v * 1e-6;
   if (auto v = optional_number(r, "step_overhead_ms")) o.step_overhead_s = *v * 1e-3;
   if (auto v = optional_number(r, "seq_overhead_us")) o.seq_overhead_s = *v * 1e-6;

@@ -41,6 +41,10 @@ SyntheticSource::SyntheticSource(const WorkloadSpec& spec)
       turns_rng_(Rng(spec.seed).fork(kTurnsStream)),
       user_rng_(Rng(spec.seed).fork(kUserStream)),
       arrival_(spec.arrival) {
+  dataset_prompt_tokens_.reserve(static_cast<size_t>(spec.distinct_prompts));
+  for (int e = 0; e < spec.distinct_prompts; ++e) {
+    dataset_prompt_tokens_.push_back(spec.prompt_tokens.sample(prompt_rng_));
+  }
   if (spec.kind == WorkloadKind::kClosedLoop) {
     for (int c = 0; c < spec.clients; ++c) {
       push_new_session(static_cast<uint32_t>(c), spec.ramp_up_s * c / spec.clients);
@@ -111,12 +115,19 @@ RequestSpec SyntheticSource::pop() {
     r.session = next_session_++;
     r.turn = 0;
     r.session_turns = spec_.multi_turn ? spec_.multi_turn->turns.sample(turns_rng_) : 1;
-    if (spec_.shared_prefix) {
-      r.prefix_group =
-          static_cast<uint64_t>(prefix_rng_.uniform_int(0, spec_.shared_prefix->groups - 1));
-      r.shared_prefix_tokens = spec_.shared_prefix->tokens;
+    if (!dataset_prompt_tokens_.empty()) {
+      const int64_t e = prefix_rng_.uniform_int(0, spec_.distinct_prompts - 1);
+      r.prefix_group = static_cast<uint64_t>(e);
+      r.shared_prefix_tokens = dataset_prompt_tokens_[static_cast<size_t>(e)];
+      r.prompt_tokens = r.shared_prefix_tokens;
+    } else {
+      if (spec_.shared_prefix) {
+        r.prefix_group =
+            static_cast<uint64_t>(prefix_rng_.uniform_int(0, spec_.shared_prefix->groups - 1));
+        r.shared_prefix_tokens = spec_.shared_prefix->tokens;
+      }
+      r.prompt_tokens = r.shared_prefix_tokens + spec_.prompt_tokens.sample(prompt_rng_);
     }
-    r.prompt_tokens = r.shared_prefix_tokens + spec_.prompt_tokens.sample(prompt_rng_);
   }
   r.output_tokens = spec_.output_tokens.sample(output_rng_);
   return r;

@@ -8,11 +8,14 @@
 // turn count are drawn when a request is popped, i.e. in arrival order, each from its own
 // Rng stream. A follow-up turn's prompt is the previous prompt + previous output + new user
 // tokens; the session keeps its prefix group.
+// distinct_prompts N: prompt e (0 <= e < N) has one length, drawn at construction in order
+// e = 0, 1, ...; each request draws e uniformly and sends prompt e whole (its prefix group,
+// shared over every token), so a repeat shares all its tokens with the earlier sends.
 // Stepped: client c is active in step k when c < steps[k]. A client whose next send falls in
 // a step where it is inactive sleeps until the next step that activates it; nothing is sent
 // at or after the end of the last step. Requests in flight when a step ends finish normally
 // and keep the step_index they arrived in.
-// Memory: O(clients + sessions in flight). Thread-safety: none.
+// Memory: O(clients + sessions in flight + distinct_prompts). Thread-safety: none.
 #pragma once
 
 #include <cstdint>
@@ -75,6 +78,7 @@ class SyntheticSource final : public RequestSource {
   uint64_t next_session_ = 0;
   uint64_t issued_ = 0;
   uint64_t outstanding_ = 0;
+  std::vector<int> dataset_prompt_tokens_;  // distinct_prompts: each prompt's tokens
 };
 
 }  // namespace servesim

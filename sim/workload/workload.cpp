@@ -17,6 +17,10 @@ namespace servesim {
 
 namespace {
 
+// A dataset of a million prompts repeats nothing in any run servesim simulates; the source
+// keeps one length per prompt.
+constexpr int64_t kMaxDistinctPrompts = 1'000'000;
+
 // Messages read "<name>: arrival.rate_qps: ...": the workload's name, then the field path.
 std::string field(const std::string& name, const std::string& path) {
   return name + ": " + path;
@@ -90,12 +94,36 @@ TraceSpec parse_trace(const nlohmann::json& j, const std::string& name,
   return t;
 }
 
+// distinct_prompts: a benchmark's small dataset of whole prompts; a prompt it repeats shares
+// every token with the last time, so it cannot also carry a shared prefix or a session.
+void parse_distinct_prompts(WorkloadSpec& w, JsonObjectReader& r) {
+  if (!r.has("distinct_prompts")) {
+    r.raw("distinct_prompts");
+    return;
+  }
+  const int64_t n = r.required<int64_t>("distinct_prompts");
+  if (n < 1 || n > kMaxDistinctPrompts) {
+    r.fail("distinct_prompts",
+           "must be a whole number of prompts in [1, 1000000] (leave it "
+           "out for a new prompt every request), got " +
+               std::to_string(n));
+  }
+  for (const char* key : {"shared_prefix", "multi_turn"}) {
+    if (r.has(key)) {
+      r.fail("distinct_prompts",
+             std::string("is not allowed with \"") + key +
+                 "\" (each of the N prompts is sent whole, the same every time)");
+    }
+  }
+  w.distinct_prompts = static_cast<int>(n);
+}
+
 // An agent workload: sessions start by the arrival (open loop, or closed-loop users); the
 // workflows stay JSON for sim/agent, which knows the deployment they run on.
 WorkloadSpec parse_agent(WorkloadSpec& w, JsonObjectReader& r, const std::string& name,
                          const std::string& base_dir, bool has_duration) {
-  for (const char* key :
-       {"prompt_tokens", "output_tokens", "shared_prefix", "multi_turn", "num_requests"}) {
+  for (const char* key : {"prompt_tokens", "output_tokens", "shared_prefix", "multi_turn",
+                          "distinct_prompts", "num_requests"}) {
     if (r.has(key)) {
       r.fail(key,
              "is not allowed with \"agent\" (workflow steps set lengths; agent.sessions "
@@ -157,16 +185,16 @@ WorkloadSpec WorkloadSpec::from_json(const nlohmann::json& j, const std::string&
   r.raw("duration_s");
 
   if (r.has("trace")) {
-    for (const char* key :
-         {"arrival", "prompt_tokens", "output_tokens", "shared_prefix", "multi_turn"}) {
+    for (const char* key : {"arrival", "prompt_tokens", "output_tokens", "shared_prefix",
+                            "multi_turn", "distinct_prompts"}) {
       if (r.has(key)) {
         r.fail(key, "is not allowed with \"trace\" (the trace supplies arrivals and lengths)");
       }
     }
     w.kind = WorkloadKind::kTrace;
     w.trace = parse_trace(r.raw("trace"), name, base_dir);
-    for (const char* key :
-         {"arrival", "prompt_tokens", "output_tokens", "shared_prefix", "multi_turn"}) {
+    for (const char* key : {"arrival", "prompt_tokens", "output_tokens", "shared_prefix",
+                            "multi_turn", "distinct_prompts"}) {
       r.raw(key);
     }
     r.finish();
@@ -249,6 +277,7 @@ WorkloadSpec WorkloadSpec::from_json(const nlohmann::json& j, const std::string&
   } else {
     r.raw("multi_turn");
   }
+  parse_distinct_prompts(w, r);
   r.finish();
   return w;
 }

@@ -11,8 +11,9 @@
 //              arrival or closed-loop users; "agent" holds the workflows, which sim/agent
 //              parses and runs (this layer keeps them as JSON: see docs/agents.md)
 // Options on top of synthetic kinds: shared_prefix (K groups sharing an L-token system
-// prompt) and multi_turn (sessions whose context grows turn by turn). docs/workloads.md has
-// the schema and an example of each.
+// prompt), multi_turn (sessions whose context grows turn by turn) and distinct_prompts (every
+// request sends one of N fixed prompts, as a benchmark tool cycling through a small dataset
+// does). docs/workloads.md has the schema and an example of each.
 //
 // Parsing is strict: unknown keys name the nearest valid one, missing required keys are
 // named, every number is range-checked; all as ConfigError.
@@ -75,6 +76,11 @@ struct WorkloadSpec {
   LengthDistribution output_tokens = LengthDistribution::fixed(1);
   std::optional<SharedPrefixSpec> shared_prefix;
   std::optional<MultiTurnSpec> multi_turn;
+  // Requests draw their prompt uniformly, with replacement, from this many fixed prompts, each
+  // of one prompt_tokens draw (aiperf's and genai-perf's --num-dataset-entries, 100 unless
+  // set): a repeated prompt hits the prefix cache whole. 0: every prompt is new. Not with
+  // shared_prefix or multi_turn.
+  int distinct_prompts = 0;
   std::optional<TraceSpec> trace;
   // Set by `simulate --replay` (not from JSON): the measured run's requests replace whatever
   // the fields above describe, and make_request_source plays them (seed draws open-loop gaps).

@@ -121,6 +121,60 @@ TEST(ComparePublishedScript, AiconfiguratorsProtocolStartsTheEngineWithItsGenera
                  "--protocol must be steady, inferencex, aiperf, aiconfigurator or inferencemax");
 }
 
+// --dataset-entries N: the benchmark's requests drew from N prompts, so repeats prefill from
+// the prefix cache: with 8 prompts among the 80 requests of 4 clients, TTFT (cell 6) falls far.
+TEST(ComparePublishedScript, ADatasetOfFewPromptsIsServedFromThePrefixCache) {
+  const std::filesystem::path csv = write_rows(
+      "entries",
+      "vllm,0.12.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,fp8,agg,4000,100,4,1,1,100,8\n");
+  const double fresh = std::stod(row_of(run_script(csv.string()), "fp8")[6]);
+  const double reused =
+      std::stod(row_of(run_script(csv.string(), "--dataset-entries 8"), "fp8")[6]);
+  const testing::CliResult zero = run_script_with(csv.string(), "--dataset-entries 0");
+  const testing::CliResult word = run_script_with(csv.string(), "--dataset-entries many");
+  std::filesystem::remove(csv);
+  EXPECT_LT(reused, 0.6 * fresh) << reused << " " << fresh;
+  expect_refused(zero, "--dataset-entries must be a whole number of prompts, 1 to 1000000");
+  expect_refused(word, "--dataset-entries must be a whole number of prompts, 1 to 1000000");
+}
+
+// --check: the prefill a row's measured cycle asks of the GPU. 64 clients whose 8,000-token
+// prompts come back every 8,000 / 1000 + 99 x 5 ms = 0.58 s ask ~110 prompts a second, far
+// beyond one H200's prefill; 2 clients with long outputs ask little.
+TEST(ComparePublishedScript, TheCheckFlagsRowsThatAskMorePrefillThanTheGpuHas) {
+  const std::filesystem::path csv = write_rows(
+      "check",
+      "vllm,0.12.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,fp8,agg,8000,100,64,1,1,80,5\n"
+      "vllm,0.12.0,nvidia/Llama-3.1-8B-Instruct-FP8,h200_sxm,,agg,8000,2000,2,1,1,300,8\n");
+  const std::string out = run_script(csv.string(), "--check");
+  const testing::CliResult both = run_script_with(csv.string(), "--check --split");
+  std::filesystem::remove(csv);
+  EXPECT_NE(out.find("1 of 2 rows ask more than one second of prefill per second of the GPU as "
+                     "servesim prices it, 1 even with every kernel at its peak"),
+            std::string::npos)
+      << out;
+  // | TP | weights | ISL | OSL | clients | TTFT | TPOT | requests/s | prefill alone | s per s |
+  // at peak | s per s |
+  std::vector<std::string> cells;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| 1 | fp8 |", 0) == 0) {
+      std::istringstream fields(line);
+      for (std::string cell; std::getline(fields, cell, '|');) {
+        if (cell.find_first_not_of(' ') != std::string::npos) cells.push_back(cell);
+      }
+    }
+  }
+  ASSERT_EQ(cells.size(), 12u) << out;
+  EXPECT_NEAR(std::stod(cells[7]), 64 / (0.080 + 99 * 0.005), 0.1);
+  // At peak a prefill is faster than as priced, and still too slow for this row.
+  EXPECT_GT(std::stod(cells[10]), 0);
+  EXPECT_LT(std::stod(cells[10]), std::stod(cells[8]));
+  EXPECT_GT(std::stod(cells[9]), std::stod(cells[11]));
+  EXPECT_GT(std::stod(cells[11]), 1) << out;
+  expect_refused(both, "--check and --split print different tables");
+}
+
 // scripts/error_breakdown.awk run on `table`.
 testing::CliResult breakdown_of(const std::string& table) {
   const std::filesystem::path file =

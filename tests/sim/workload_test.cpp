@@ -275,6 +275,53 @@ TEST(WorkloadTest, LoadReportsLineAndColumnAndResolvesPaths) {
   EXPECT_DOUBLE_EQ(spec.prompt_tokens.mean(), 15.0);
 }
 
+TEST(WorkloadTest, DistinctPromptsRepeatWholePromptsOfOneLengthEach) {
+  json j = open_loop();
+  j["prompt_tokens"] = {{"type", "uniform"}, {"min", 100}, {"max", 4000}};
+  j["distinct_prompts"] = 5;
+  auto src = make_request_source(parse(j));
+  std::map<uint64_t, std::set<int>> lengths;
+  std::map<uint64_t, int> sends;
+  while (src->next_arrival_s()) {
+    const RequestSpec r = src->pop();
+    EXPECT_EQ(r.shared_prefix_tokens, r.prompt_tokens);  // the whole prompt repeats
+    lengths[r.prefix_group].insert(r.prompt_tokens);
+    ++sends[r.prefix_group];
+  }
+  ASSERT_EQ(sends.size(), 5u);
+  std::set<int> all;
+  for (const auto& [prompt, count] : sends) {
+    EXPECT_LT(prompt, 5u);
+    EXPECT_NEAR(count, 200, 50);
+    ASSERT_EQ(lengths[prompt].size(), 1u) << "prompt " << prompt << " changed length";
+    all.insert(*lengths[prompt].begin());
+  }
+  EXPECT_GT(all.size(), 1u);  // each prompt drew its own length
+}
+
+TEST(WorkloadTest, DistinctPromptsAreWholeNumbersAndStandAlone) {
+  json j = open_loop();
+  j["distinct_prompts"] = 0;
+  EXPECT_EQ(error_of(j),
+            "w: distinct_prompts must be a whole number of prompts in [1, 1000000] (leave it "
+            "out for a new prompt every request), got 0");
+  j["distinct_prompts"] = 2.5;
+  EXPECT_NE(error_of(j).find("w: distinct_prompts"), std::string::npos) << error_of(j);
+  j["distinct_prompts"] = 100;
+  j["shared_prefix"] = {{"groups", 4}, {"tokens", 10}};
+  EXPECT_EQ(error_of(j),
+            "w: distinct_prompts is not allowed with \"shared_prefix\" (each of the N prompts "
+            "is sent whole, the same every time)");
+  j.erase("shared_prefix");
+  j["multi_turn"] = {{"turns", 2}, {"user_tokens", 5}};
+  EXPECT_EQ(error_of(j),
+            "w: distinct_prompts is not allowed with \"multi_turn\" (each of the N prompts is "
+            "sent whole, the same every time)");
+  EXPECT_EQ(error_of({{"trace", {{"path", "x.csv"}}}, {"distinct_prompts", 100}}),
+            "w: distinct_prompts is not allowed with \"trace\" (the trace supplies arrivals "
+            "and lengths)");
+}
+
 TEST(WorkloadTest, StrictParsingNamesKeysAndFixes) {
   json j = open_loop();
   j["arival"] = j["arrival"];
