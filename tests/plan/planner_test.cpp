@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 
+#include "models/catalog.h"
 #include "models/config_error.h"
+#include "plan/evaluator.h"
 #include "thread_ranks.h"
 
 namespace servesim {
@@ -363,6 +365,34 @@ TEST(Planner, BadInputsAreOneLineErrors) {
                   {"num_requests", 20}}}};
   o.slos.clear();
   expect_one_line_error(o, "no SLO given; add --slo ttft:p99=0.5");
+}
+
+}  // namespace
+}  // namespace servesim
+
+namespace servesim {
+namespace {
+
+// A run that repeats its prompts (a benchmark's dataset) reuses cached blocks long after their
+// requests end, so the planner's run keeps every block the GPU holds; new prompts each time
+// never reuse one, and their runs hold only what max_num_seqs sequences can fill.
+TEST(Planner, ARepeatedDatasetKeepsEveryKvBlockForThePrefixCache) {
+  SimulationConfig base;
+  base.model = Catalog().resolve_model("Llama-3.1-8B");
+  base.workload.prompt_tokens = LengthDistribution::fixed(512);
+  base.workload.output_tokens = LengthDistribution::fixed(32);
+  PlanCandidate c;
+  c.tp = 1;
+  c.max_num_seqs = 8;
+  c.engine.max_model_len = 4096;
+  c.kv_cache_tokens = 400000;
+  const HardwareSpec gpu = Catalog().resolve_gpu("H100-SXM");
+  const Evaluator fresh(PlanOptions(), base, nlohmann::json(), nlohmann::json());
+  EXPECT_TRUE(fresh.config(gpu, gpu, c, 1, PlanLoad::kQps, 2, 100).engine.num_gpu_blocks_override);
+  base.workload.distinct_prompts = 100;
+  const Evaluator repeated(PlanOptions(), base, nlohmann::json(), nlohmann::json());
+  EXPECT_FALSE(
+      repeated.config(gpu, gpu, c, 1, PlanLoad::kQps, 2, 100).engine.num_gpu_blocks_override);
 }
 
 }  // namespace
