@@ -270,7 +270,8 @@ if [[ "$check" == 1 ]]; then
   awk '{ n++; rate = $4 / (($5 + ($3 - 1) * $6) / 1000)
          if (rate * $7 / 1000 > 1) over++
          if (rate * $9 / 1000 > 1) impossible++ }
-       END { printf "\n%d of %d rows ask more than one second of prefill per second of the GPU as servesim prices it, %d even with every kernel at its peak and no host time: measured as recorded, their prompts must have repeated (prefix-cache hits) or their load was lower.\n", over, n, impossible }' "$rows"
+       END { printf "\n%d of %d rows ask more than one second of prefill per second of the GPU as servesim prices it (a prefill priced too slow, or a row not measured as recorded), %d even with every kernel at its peak and no host time%s\n", over, n, impossible,
+                    impossible ? ": measured as recorded, those rows\047 prompts must have repeated (prefix-cache hits) or their load was lower." : "." }' "$rows"
   exit 0
 fi
 awk 'function abs(x) { return x < 0 ? -x : x }
