@@ -36,8 +36,8 @@
 #   rest, and the rest's mean TTFT that the measured mean implies if the start is as simulated
 #   — docs/validation.md, point 7;
 #   --dataset-entries N: the benchmark sent N distinct prompts, each request one of them drawn at
-#   random (aiperf's and genai-perf's --num-dataset-entries; aiperf up to 0.3 sends 100 unless
-#   told otherwise), so repeats hit vLLM's prefix cache (workload.distinct_prompts);
+#   random (aiperf's and genai-perf's --num-dataset-entries; 100 unless told otherwise in
+#   aiperf 0.1 and genai-perf), so repeats hit vLLM's prefix cache (workload.distinct_prompts);
 #   --check prints instead, per row, the request rate the measured TTFT and TPOT imply for its
 #   clients (clients / (TTFT + (OSL - 1) x TPOT), true of any closed loop), servesim's time for
 #   one prompt's prefill alone, and their product: the seconds of prefill per second the row
