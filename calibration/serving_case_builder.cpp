@@ -151,6 +151,9 @@ void set_aggregate_workload(const MeasuredRun& run, SimulationConfig& c) {
                       "with per-request data (vllm bench serve --save-detailed)");
   WorkloadSpec w;
   w.seed = c.workload.seed;
+  // The base scenario says whether the benchmark reused a small dataset of prompts; the runs'
+  // records do not.
+  w.distinct_prompts = c.workload.distinct_prompts;
   uint64_t count = s.completed;
   double range_ratio = 1.0;
   if (count == 0) {

@@ -144,6 +144,18 @@ TEST(ServingCaseBuilder, APublishedRowBecomesItsClosedLoopOnTheRowsTp) {
             std::string::npos);
 }
 
+// A benchmark that reused a small dataset (aiperf's --num-dataset-entries) is the base
+// scenario's to say; every published row then draws its prompts from as many.
+TEST(ServingCaseBuilder, APublishedRowKeepsTheBaseScenariosDatasetOfPrompts) {
+  const MeasuredRun run = read_published_serving_rows(kRows)[1];
+  EXPECT_EQ(make_serving_case(run, qwen_on_h100(), Catalog()).config.workload.distinct_prompts, 0);
+  SimulationConfig base = qwen_on_h100();
+  base.workload.distinct_prompts = 100;
+  const ServingFitCase c = make_serving_case(run, base, Catalog());
+  EXPECT_EQ(c.config.workload.distinct_prompts, 100);
+  EXPECT_EQ(c.config.workload.clients, 8);  // the row's own load all the same
+}
+
 TEST(ServingCaseBuilder, APublishedRowIsIssuedByItsBenchmarkProtocol) {
   // InferenceX's protocol: 10 x clients requests, none left out, lengths in [0.8 L, L].
   const MeasuredRun run = read_published_serving_rows(kRows, BenchmarkProtocol::inferencex())[1];
