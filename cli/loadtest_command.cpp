@@ -209,7 +209,8 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   j["stopped"] = r.partial;
   j["summary"] = summary_json(r.summary);
   // The client sees no replicas or stations: the diagnosis reads the summary alone.
-  const std::vector<Finding> why = diagnose({r.summary, {}, {}, 0});
+  const std::vector<Finding> why =
+      diagnose({r.summary, {}, {}, 0, false, scenario.config.workload.distinct_prompts});
   j["diagnosis"] = diagnosis_json(why);
   if (const nlohmann::json steps = steps_json(r.by_step, clients); !steps.empty())
     j["steps"] = steps;

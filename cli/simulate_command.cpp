@@ -332,7 +332,8 @@ int run_simulate(const SimulateOptions& options) {
   if (!result.tenants.empty()) j["tenants"] = tenants_json(result.tenants);
   const std::vector<Finding> why =
       diagnose({result.summary, result.replicas, result.stations, result.simulated_s,
-                simulation.config().queue_order == QueueOrder::kPriority},
+                simulation.config().queue_order == QueueOrder::kPriority,
+                simulation.config().workload.distinct_prompts},
                result.tenants);
   j["diagnosis"] = diagnosis_json(why);
   if (result.sessions) j["sessions"] = session_summary_json(*result.sessions);

@@ -31,7 +31,8 @@ uint64_t SimulationRunner::start(SimulationConfig config, std::string name) {
     snapshot->sessions = recorder.sessions();
     const SimulationResult& r = snapshot->result;
     snapshot->diagnosis = diagnose({r.summary, r.replicas, r.stations, r.simulated_s,
-                                    simulation.config().queue_order == QueueOrder::kPriority},
+                                    simulation.config().queue_order == QueueOrder::kPriority,
+                                    simulation.config().workload.distinct_prompts},
                                    r.tenants);
     snapshot->wall_s = job.elapsed_s();
     return Delivery([this, result = std::shared_ptr<const RunSnapshot>(std::move(snapshot))] {

@@ -72,6 +72,29 @@ std::string segment_metric(Segment s, const char* field) {
   return "summary.where_time_went.segments." + std::string(to_string(s)) + "." + field;
 }
 
+// A handful of prompts sent over and over: the prefix cache answers for the repeats.
+void repeated_prompts_rule(const Context& c, std::vector<Finding>& out) {
+  const int n = c.facts.distinct_prompts;
+  const MetricsSummary& m = c.summary();
+  if (n <= 0 || m.completed <= static_cast<uint64_t>(n)) return;
+  Finding f{"repeated_prompts",
+            "",
+            {{"workload.distinct_prompts", static_cast<double>(n)},
+             {"summary.completed", static_cast<double>(m.completed)}}};
+  // A load test sees its server from outside: no replicas, and no count of cached tokens.
+  std::string cache = "the server's prefix cache can serve the repeats";
+  if (!c.facts.replicas.empty() && !std::isnan(m.prefix_cache_hit_rate)) {
+    cache = "the prefix cache served " + percent(m.prefix_cache_hit_rate) + " of the prompt tokens";
+    f.evidence.push_back({"summary.prefix_cache_hit_rate", m.prefix_cache_hit_rate});
+  }
+  f.text = text(
+      "the workload sends only %d distinct prompts over %llu requests, as a benchmark cycling "
+      "through a small dataset does: %s, so TTFT (p50 %.1f ms) and TPOT are a cached prompt's; "
+      "leave out workload.distinct_prompts for new prompts",
+      n, static_cast<unsigned long long>(m.completed), cache.c_str(), m.ttft.p50_s * 1e3);
+  out.push_back(f);
+}
+
 // The load generator's own CPU (service.client.machine): the run measured the client.
 void client_rule(const StationStats& s, const Context& c, std::vector<Finding>& out) {
   if (s.utilisation < c.limits.client_utilisation || s.mean_queue < c.limits.station_mean_queue ||
@@ -456,6 +479,7 @@ std::vector<Finding> diagnose(const RunFacts& facts, const std::vector<TenantSum
     c.gpu_busy = c.engine.busy_s / (facts.run_s * static_cast<double>(facts.replicas.size()));
   }
   std::vector<Finding> out;
+  repeated_prompts_rule(c, out);
   station_rules(c, out);
   error_rules(c, out);
   tenant_refused_rule(c, out);

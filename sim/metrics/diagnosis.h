@@ -5,6 +5,10 @@
 // (fixed number formats). Thread-safety: stateless.
 //
 // The rules, in the order findings are listed, and why each threshold:
+//  repeated_prompts   the workload sends a benchmark's small dataset of prompts
+//                     (workload.distinct_prompts) and more requests than it has prompts: the
+//                     prefix cache serves the repeats, so every latency is a cached prompt's,
+//                     not what new prompts would see. Listed first: it qualifies every number.
 //  station_saturated  a station >= 95% busy with >= 1 job waiting on average. Queueing delay
 //                     grows as 1/(1 - utilisation): at 95% a station has no headroom left,
 //                     and a standing queue says arrivals exceed workers / service time (its
@@ -90,6 +94,8 @@ struct RunFacts {
   // engine.scheduling_policy "priority": tenants' priorities order the engine's queue (under
   // fcfs they do not, and tenant_slow says so rather than quoting them as the cause).
   bool priority_scheduling = false;
+  // workload.distinct_prompts: the fixed prompts every request draws from; 0 = all new.
+  int distinct_prompts = 0;
 };
 
 // One cited number: `metric` is its summary.json path where it has one (e.g.

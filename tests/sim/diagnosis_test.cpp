@@ -86,6 +86,29 @@ RunFacts with_station(double utilisation, double mean_queue) {
   return f;
 }
 
+TEST(Diagnosis, RepeatedPromptsComeFirstOnceARunRepeatsThem) {
+  RunFacts f = calm_run();
+  f.summary.prefix_cache_hit_rate = 0.9;
+  EXPECT_FALSE(finding(diagnose(f), "repeated_prompts")) << "every prompt new";
+  f.distinct_prompts = 100;  // as many prompts as requests: none repeated
+  EXPECT_FALSE(finding(diagnose(f), "repeated_prompts"));
+  f.distinct_prompts = 99;
+  const std::vector<Finding> all = diagnose(f);
+  ASSERT_FALSE(all.empty());
+  EXPECT_EQ(all.front().code, "repeated_prompts");
+  EXPECT_NE(all.front().text.find("only 99 distinct prompts over 100 requests"), std::string::npos)
+      << all.front().text;
+  EXPECT_NE(all.front().text.find("served 90% of the prompt tokens"), std::string::npos);
+  EXPECT_TRUE(cites(all.front(), "workload.distinct_prompts"));
+  EXPECT_TRUE(cites(all.front(), "summary.prefix_cache_hit_rate"));
+  // A load test sees no replicas: it names the repeats, not a hit rate it cannot know.
+  f.replicas.clear();
+  const Finding outside = *finding(diagnose(f), "repeated_prompts");
+  EXPECT_NE(outside.text.find("the server's prefix cache can serve the repeats"), std::string::npos)
+      << outside.text;
+  EXPECT_FALSE(cites(outside, "summary.prefix_cache_hit_rate"));
+}
+
 TEST(Diagnosis, SaturatedStationNamesItselfItsQueueAndItsCap) {
   const std::vector<Finding> d = diagnose(with_station(0.95, 1.0));
   const std::optional<Finding> f = finding(d, "station_saturated");
