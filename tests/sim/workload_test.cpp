@@ -9,6 +9,7 @@
 
 #include "models/config_error.h"
 #include "sim/workload/length_distribution.h"
+#include "sim/workload/request_prompt.h"
 
 namespace servesim {
 namespace {
@@ -297,6 +298,30 @@ TEST(WorkloadTest, DistinctPromptsRepeatWholePromptsOfOneLengthEach) {
     all.insert(*lengths[prompt].begin());
   }
   EXPECT_GT(all.size(), 1u);  // each prompt drew its own length
+}
+
+// What the replica's scheduler (and `servesim loadtest`, as text) sends: a repeat of one of
+// the prompts is that prompt token for token; two different prompts share nothing.
+TEST(WorkloadTest, ARepeatedDatasetPromptIsTheSameTokens) {
+  json j = open_loop();
+  j["distinct_prompts"] = 2;
+  auto src = make_request_source(parse(j));
+  std::map<uint64_t, std::vector<int32_t>> first;
+  int repeats = 0;
+  std::vector<int32_t> tokens;
+  while (src->next_arrival_s()) {
+    const RequestSpec r = src->pop();
+    request_prompt_into(r, 32000, tokens);
+    ASSERT_EQ(tokens.size(), 512u);
+    auto [it, fresh] = first.emplace(r.prefix_group, tokens);
+    if (!fresh) {
+      EXPECT_EQ(tokens, it->second) << "request " << r.id;
+      ++repeats;
+    }
+  }
+  ASSERT_EQ(first.size(), 2u);
+  EXPECT_EQ(repeats, 998);
+  EXPECT_NE(first[0], first[1]);
 }
 
 TEST(WorkloadTest, DistinctPromptsAreWholeNumbersAndStandAlone) {
