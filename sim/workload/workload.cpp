@@ -17,8 +17,8 @@ namespace servesim {
 
 namespace {
 
-// A dataset of a million prompts repeats nothing in any run servesim simulates; the source
-// keeps one length per prompt.
+// Beyond any benchmark's dataset (aiperf and genai-perf default to 100); the source keeps one
+// length per prompt, 4 MB at this cap.
 constexpr int64_t kMaxDistinctPrompts = 1'000'000;
 
 // Messages read "<name>: arrival.rate_qps: ...": the workload's name, then the field path.
