@@ -45,6 +45,17 @@ std::optional<double> optional_number(JsonObjectReader& r, const std::string& ke
   return v;
 }
 
+// A fraction of a peak the cost model reaches, read where the key is given.
+std::optional<double> optional_fraction(JsonObjectReader& r, const std::string& key) {
+  if (!r.has(key)) {
+    r.raw(key);
+    return std::nullopt;
+  }
+  const double v = r.required<double>(key);
+  if (!(v > 0 && v <= 1)) r.fail(key, "must be in (0, 1]: a fraction of the peak, such as 0.8");
+  return v;
+}
+
 int optional_positive(JsonObjectReader& r, const std::string& key) {
   if (r.has(key)) return r.positive_int(key);
   r.raw(key);
@@ -172,22 +183,10 @@ void read_engine(JsonObjectReader& r, SimulationConfig& c, const Catalog& catalo
 }
 
 void read_roofline(JsonObjectReader& r, RooflineOptions& o) {
-  if (r.has("compute_efficiency"))
-    o.compute_efficiency = r.required<double>("compute_efficiency");
-  else
-    r.raw("compute_efficiency");
-  if (r.has("memory_efficiency"))
-    o.memory_efficiency = r.required<double>("memory_efficiency");
-  else
-    r.raw("memory_efficiency");
-  if (r.has("attention_compute_efficiency"))
-    o.attention_compute_efficiency = r.required<double>("attention_compute_efficiency");
-  else
-    r.raw("attention_compute_efficiency");
-  if (r.has("attention_memory_efficiency"))
-    o.attention_memory_efficiency = r.required<double>("attention_memory_efficiency");
-  else
-    r.raw("attention_memory_efficiency");
+  o.compute_efficiency = optional_fraction(r, "compute_efficiency");
+  o.memory_efficiency = optional_fraction(r, "memory_efficiency");
+  o.attention_compute_efficiency = optional_fraction(r, "attention_compute_efficiency");
+  o.attention_memory_efficiency = optional_fraction(r, "attention_memory_efficiency");
   if (auto v = optional_number(r, "kernel_launch_us")) o.kernel_launch_s = *v * 1e-6;
   if (auto v = optional_number(r, "step_overhead_ms")) o.step_overhead_s = *v * 1e-3;
   if (auto v = optional_number(r, "seq_overhead_us")) o.seq_overhead_s = *v * 1e-6;
