@@ -139,6 +139,7 @@ nlohmann::json serving_report_json(const ServingReport& report) {
             {"cost_before", f.cost_before},
             {"cost_after", f.cost_after},
             {"holdout", report.holdout_fraction}}},
+          {"warnings", report.warnings},
           {"mean_abs_error", mean},
           {"median_abs_error", median},
           {"runs", runs}};
@@ -194,6 +195,10 @@ std::string serving_report_text(const ServingReport& report) {
         out += line;
       }
     }
+  }
+  if (!report.warnings.empty()) {
+    out += "\nwarnings\n";
+    for (const std::string& w : report.warnings) out += "  - " + w + "\n";
   }
   return out;
 }

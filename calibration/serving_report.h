@@ -28,6 +28,9 @@ struct ServingReport {
   ServingFit fit;
   std::vector<ServingRunReport> runs;  // every run, in input order
   double holdout_fraction = 0;
+  // One line per run the fit should not be trusted on (e.g. more prefill than the GPUs' peak
+  // gives: calibration/prefill_demand.h); the caller's to fill.
+  std::vector<std::string> warnings;
 };
 
 // Simulates every case before and after the fit. REQUIRES: held_out.size() == cases.size().

@@ -6,6 +6,7 @@
 
 #include "calibration/measured_run_reader.h"
 #include "calibration/memory_log_comparison.h"
+#include "calibration/prefill_demand.h"
 #include "calibration/published_serving_rows.h"
 #include "calibration/serving_case_builder.h"
 #include "calibration/serving_report.h"
@@ -164,6 +165,28 @@ void write_outputs(const std::string& dir, const ServingReport& report, const Ba
                         json_text(fitted_scenario(base.json, report.fit, c)) + "\n");
 }
 
+// Runs whose measured means ask more prefill than the GPUs' peak gives cannot have sent new
+// prompts; unless the base scenario already says its benchmark repeated them, say which.
+std::vector<std::string> impossible_runs(const std::vector<MeasuredRun>& runs,
+                                         const std::vector<ServingFitCase>& cases,
+                                         const SimulationConfig& base) {
+  std::vector<std::string> out;
+  if (base.workload.distinct_prompts > 0) return out;
+  for (size_t i = 0; i < runs.size(); ++i) {
+    const std::optional<PrefillDemand> d = prefill_demand(runs[i], cases[i].config);
+    if (!d || !(d->busy > 1)) continue;
+    char line[512];
+    std::snprintf(line, sizeof line,
+                  "%s: its means imply %.1f requests/s, %.2f s of prefill per second even with "
+                  "every kernel at the GPU's peak (%.1f ms a prompt): it cannot have sent new "
+                  "prompts as recorded; if its benchmark reused a dataset of prompts (aiperf's "
+                  "--num-dataset-entries, 100 by default), --set workload.distinct_prompts=N",
+                  runs[i].source.c_str(), d->requests_per_s, d->busy, d->prefill_at_peak_s * 1e3);
+    out.push_back(line);
+  }
+  return out;
+}
+
 }  // namespace
 
 void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions& o,
@@ -220,7 +243,8 @@ int run_calibrate_serving_command(const CalibrateServingOptions& o) {
     parallel_for(n, threads, body);
   };
   const ServingFit fit = fit_serving(train, options);
-  const ServingReport report = make_serving_report(all, held_out, fit, o.holdout, options.for_each);
+  ServingReport report = make_serving_report(all, held_out, fit, o.holdout, options.for_each);
+  report.warnings = impossible_runs(runs, all, config);
   if (!o.out_dir.empty()) write_outputs(o.out_dir, report, base, config, runs);
   if (o.json) {
     std::printf("%s\n", json_text(serving_report_json(report)).c_str());

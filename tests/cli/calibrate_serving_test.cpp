@@ -155,5 +155,34 @@ TEST(CalibrateServingCommand, ThePublishedProtocolDecidesTheRowsTtftAndIsInThePr
   fs::remove_all(out);
 }
 
+// A row whose means ask more prefill than the GPU's peak gives is named under "warnings" (and
+// in report.json); a base scenario that says the benchmark repeated its prompts silences it.
+TEST(CalibrateServingCommand, WarnsOfARowThatCannotHaveSentNewPrompts) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_cal_impossible_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path rows = dir / "rows.csv";
+  std::ofstream(rows) << "engine,engine_version,model,gpu,precision,mode,isl,osl,concurrency,tp,"
+                         "pp,ttft_ms,tpot_ms\n"
+                         // 32 clients back every 30 + 99 x 3 ms: ~98 prompts of 2,000 a second
+                         "vllm,0.12.0,Llama-3.1-8B,h200_sxm,fp8,agg,2000,100,32,1,1,30,3\n"
+                         "vllm,0.12.0,Llama-3.1-8B,h200_sxm,fp8,agg,2000,100,2,1,1,40,8\n";
+  const std::string command = "calibrate serving --measured " + rows.string() +
+                              " --model Llama-3.1-8B --gpu H200 --max-model-len 4096"
+                              " --fit step_overhead_s --holdout 0 --max-iterations 1 --threads 2";
+  const CliResult warned = run_servesim(command + " --out " + (dir / "warned").string());
+  EXPECT_EQ(warned.exit_code, 0) << warned.err;
+  EXPECT_NE(
+      warned.out.find("\nwarnings\n  - " + rows.string() + ":2: its means imply 97.9 requests/s"),
+      std::string::npos)
+      << warned.out;
+  EXPECT_EQ(warned.out.find(rows.string() + ":3:"), std::string::npos) << warned.out;
+  EXPECT_EQ(read_json(dir / "warned" / "report.json")["warnings"].size(), 1u);
+  const CliResult told = run_servesim(command + " --set workload.distinct_prompts=100");
+  EXPECT_EQ(told.exit_code, 0) << told.err;
+  EXPECT_EQ(told.out.find("warnings"), std::string::npos) << told.out;
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace servesim::testing
