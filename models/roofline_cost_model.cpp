@@ -122,7 +122,12 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
   weight_bytes_ = dtype_bytes(weight_dtype);
   expert_weight_bytes_ = dtype_bytes(expert_dtype);
   gemm_peak_flops_ = gpu.peak_flops(weight_dtype) * compute_efficiency_;
-  expert_peak_flops_ = gpu.peak_flops(expert_dtype) * compute_efficiency_;
+  expert_peak_flops_ = gpu.peak_flops(expert_dtype) *
+                       fraction_option(options.expert_compute_efficiency, compute_efficiency_,
+                                       "expert_compute_efficiency");
+  expert_bandwidth_Bps_ =
+      gpu.memory_bandwidth_Bps * fraction_option(options.expert_memory_efficiency,
+                                                 memory_efficiency_, "expert_memory_efficiency");
   act_peak_flops_ = gpu.peak_flops(act_dtype) * compute_efficiency_;
   attn_peak_flops_ = gpu.peak_flops(act_dtype) * attention_compute_efficiency_;
   bandwidth_Bps_ = gpu.memory_bandwidth_Bps * memory_efficiency_;
@@ -240,21 +245,23 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   const double comm = 2 * comm_.all_reduce_s(static_cast<int64_t>(n * h * act), tp_);
 
   auto mlp_s = [&](double inter, double rows, double weight_rows, double bytes_per_weight,
-                   double peak) {
+                   double peak, double bandwidth) {
     // weight_rows: how many experts' weights are read (1 for a dense MLP).
-    const double gate_up = kernel_s(
-        2 * rows * 2 * h * inter,
-        weight_rows * 2 * h * inter * bytes_per_weight + rows * (h + 2 * inter) * act, peak);
+    const auto gemm = [&](double flops, double bytes) {
+      return std::max(flops / peak, bytes / bandwidth);
+    };
+    const double gate_up =
+        gemm(2 * rows * 2 * h * inter,
+             weight_rows * 2 * h * inter * bytes_per_weight + rows * (h + 2 * inter) * act);
     const double activation = 3 * rows * inter * act / bandwidth_Bps_;
-    const double down =
-        kernel_s(2 * rows * inter * h,
-                 weight_rows * inter * h * bytes_per_weight + rows * (inter + h) * act, peak);
+    const double down = gemm(2 * rows * inter * h,
+                             weight_rows * inter * h * bytes_per_weight + rows * (inter + h) * act);
     return gate_up + activation + down;
   };
-  const double dense_mlp =
-      dense_inter_ > 0
-          ? mlp_s(dense_inter_, n, 1, weight_bytes_, gemm_peak_flops_) + mlp_kernels_ * launch
-          : 0;
+  const double dense_mlp = dense_inter_ > 0 ? mlp_s(dense_inter_, n, 1, weight_bytes_,
+                                                    gemm_peak_flops_, bandwidth_Bps_) +
+                                                  mlp_kernels_ * launch
+                                            : 0;
   double moe_mlp = 0;
   double moe_comm = comm;
   if (num_experts_ > 0) {
@@ -270,10 +277,12 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
         kernel_s(2 * n * router_params_, router_params_ * act + n * (h + num_experts_) * act,
                  act_peak_flops_);
     moe_mlp = router +
-              mlp_s(expert_inter_, rows, distinct, expert_weight_bytes_, expert_peak_flops_) +
+              mlp_s(expert_inter_, rows, distinct, expert_weight_bytes_, expert_peak_flops_,
+                    expert_bandwidth_Bps_) +
               moe_kernels_ * launch;
     if (shared_experts_ > 0) {
-      moe_mlp += mlp_s(shared_inter_, n, 1, expert_weight_bytes_, expert_peak_flops_);
+      moe_mlp += mlp_s(shared_inter_, n, 1, expert_weight_bytes_, expert_peak_flops_,
+                       expert_bandwidth_Bps_);
     }
     if (ep_ > 1) moe_comm = expert_parallel_comm_s(n, rows);
   }

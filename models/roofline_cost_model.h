@@ -57,6 +57,10 @@ struct RooflineOptions {
   // Unset: kAttentionComputeEfficiency / kAttentionMemoryEfficiency. REQUIRES: in (0, 1].
   std::optional<double> attention_compute_efficiency;  // fraction of peak attention reaches
   std::optional<double> attention_memory_efficiency;   // fraction of bandwidth for KV reads
+  // MoE layers' expert GEMMs (vLLM's fused-MoE kernels). Unset: compute_efficiency and
+  // memory_efficiency. REQUIRES: in (0, 1].
+  std::optional<double> expert_compute_efficiency;  // fraction of peak FLOP/s
+  std::optional<double> expert_memory_efficiency;   // fraction of bandwidth for expert weights
   // Unset: HardwareSpec::kernel_launch_s. Seconds per kernel. REQUIRES: >= 0.
   std::optional<double> kernel_launch_s;
   // Unset: kStepOverheadS. Seconds per step. REQUIRES: >= 0.
@@ -126,12 +130,13 @@ class RooflineCostModel : public CostModel {
   CudaGraphMode graph_mode_ = CudaGraphMode::kFullAndPiecewise;
   int64_t largest_graph_tokens_ = 0;
 
-  double gemm_peak_flops_ = 0;     // FLOP/s, dense weights' dtype, efficiency applied
-  double expert_peak_flops_ = 0;   // FLOP/s, expert weights' dtype, efficiency applied
-  double act_peak_flops_ = 0;      // FLOP/s, activation-dtype GEMMs, efficiency applied
-  double attn_peak_flops_ = 0;     // FLOP/s, attention kernels, attention efficiency applied
-  double bandwidth_Bps_ = 0;       // bytes/s, efficiency applied
-  double attn_bandwidth_Bps_ = 0;  // bytes/s, attention kernels, attention efficiency applied
+  double gemm_peak_flops_ = 0;       // FLOP/s, dense weights' dtype, efficiency applied
+  double expert_peak_flops_ = 0;     // FLOP/s, expert weights' dtype, efficiency applied
+  double act_peak_flops_ = 0;        // FLOP/s, activation-dtype GEMMs, efficiency applied
+  double attn_peak_flops_ = 0;       // FLOP/s, attention kernels, attention efficiency applied
+  double bandwidth_Bps_ = 0;         // bytes/s, efficiency applied
+  double attn_bandwidth_Bps_ = 0;    // bytes/s, attention kernels, attention efficiency applied
+  double expert_bandwidth_Bps_ = 0;  // bytes/s, expert GEMMs, expert efficiency applied
 
   // Per layer and rank; FLOP counts per token unless named otherwise, bytes as stored.
   double hidden_ = 0;             // hidden size

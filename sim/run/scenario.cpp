@@ -187,6 +187,8 @@ void read_roofline(JsonObjectReader& r, RooflineOptions& o) {
   o.memory_efficiency = optional_fraction(r, "memory_efficiency");
   o.attention_compute_efficiency = optional_fraction(r, "attention_compute_efficiency");
   o.attention_memory_efficiency = optional_fraction(r, "attention_memory_efficiency");
+  o.expert_compute_efficiency = optional_fraction(r, "expert_compute_efficiency");
+  o.expert_memory_efficiency = optional_fraction(r, "expert_memory_efficiency");
   if (auto v = optional_number(r, "kernel_launch_us")) o.kernel_launch_s = *v * 1e-6;
   if (auto v = optional_number(r, "step_overhead_ms")) o.step_overhead_s = *v * 1e-3;
   if (auto v = optional_number(r, "seq_overhead_us")) o.seq_overhead_s = *v * 1e-6;

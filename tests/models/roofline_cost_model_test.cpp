@@ -378,6 +378,35 @@ TEST(RooflineCostModelTest, MoeReadsTheExpectedDistinctExperts) {
   EXPECT_NEAR(cm.predict(many)[Op::kMlp], 2 * mlp_bytes(200, 8) / 1e11, 1e-15);
 }
 
+// The expert GEMMs have their own efficiencies (vLLM's fused-MoE kernels reach far less of the
+// peak than its dense GEMMs): a prefill's compute-bound MLP time scales as 1 / the compute one,
+// a decode's memory-bound one as 1 / the memory one, and nothing else moves.
+TEST(RooflineCostModelTest, ExpertEfficienciesPriceOnlyTheExpertGemms) {
+  BatchShape prefill;
+  prefill.add_sequence(4096, 0, true, true);
+  BatchShape decode;
+  decode.add_sequence(1, 10, false, true);
+  const RooflineCostModel base(tiny_moe(), round_gpu(), ParallelConfig{}, EngineConfig{});
+  RooflineOptions slow_compute;
+  slow_compute.expert_compute_efficiency = 0.25;
+  const RooflineCostModel compute(tiny_moe(), round_gpu(), ParallelConfig{}, EngineConfig{},
+                                  slow_compute);
+  EXPECT_GT(compute.predict(prefill)[Op::kMlp], 2 * base.predict(prefill)[Op::kMlp]);
+  EXPECT_EQ(compute.predict(prefill)[Op::kQkv], base.predict(prefill)[Op::kQkv]);
+  EXPECT_EQ(compute.predict(decode)[Op::kMlp], base.predict(decode)[Op::kMlp]);
+  RooflineOptions slow_memory;
+  slow_memory.expert_memory_efficiency = 0.5;
+  const RooflineCostModel memory(tiny_moe(), round_gpu(), ParallelConfig{}, EngineConfig{},
+                                 slow_memory);
+  EXPECT_GT(memory.predict(decode)[Op::kMlp], 1.5 * base.predict(decode)[Op::kMlp]);
+  EXPECT_EQ(memory.predict(decode)[Op::kOProj], base.predict(decode)[Op::kOProj]);
+  // A dense model has no experts: the options change nothing.
+  const RooflineCostModel dense(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{});
+  const RooflineCostModel dense_slow(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{},
+                                     slow_compute);
+  EXPECT_EQ(dense_slow.predict(prefill).total_s, dense.predict(prefill).total_s);
+}
+
 TEST(RooflineCostModelTest, SlidingWindowCapsAttentionContext) {
   ModelSpec sliding = tiny_model();
   sliding.sliding_window = 16;
@@ -493,6 +522,12 @@ TEST(RooflineCostModelTest, BadOptionsThrowConfigErrorNamingTheOption) {
   o = {};
   o.attention_compute_efficiency = -0.1;
   expect_config_error(o, "attention_compute_efficiency");
+  o = {};
+  o.expert_compute_efficiency = 0;
+  expect_config_error(o, "expert_compute_efficiency");
+  o = {};
+  o.expert_memory_efficiency = 1.01;
+  expect_config_error(o, "expert_memory_efficiency");
   o = {};
   o.kernel_launch_s = -1e-6;
   expect_config_error(o, "kernel_launch_s");

@@ -193,14 +193,22 @@ TEST(Scenario, HostOverheadsAreReadInTheirUnits) {
   EXPECT_GT(slow.summary.tpot.mean_s, fast.summary.tpot.mean_s);
 }
 
-TEST(Scenario, AttentionEfficienciesAreFractionsOfPeak) {
+TEST(Scenario, AttentionAndExpertEfficienciesAreFractionsOfPeak) {
   const SimulationConfig c =
       config_of(base_scenario(), {"cost_model.attention_compute_efficiency=0.6",
                                   "cost_model.attention_memory_efficiency=0.9"});
   EXPECT_DOUBLE_EQ(*c.roofline.attention_compute_efficiency, 0.6);
   EXPECT_DOUBLE_EQ(*c.roofline.attention_memory_efficiency, 0.9);
-  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
-           {"attention_compute_efficiency", "0"}, {"attention_memory_efficiency", "1.5"}}) {
+  const SimulationConfig e = config_of(
+      base_scenario(),
+      {"cost_model.expert_compute_efficiency=0.2", "cost_model.expert_memory_efficiency=0.7"});
+  EXPECT_DOUBLE_EQ(*e.roofline.expert_compute_efficiency, 0.2);
+  EXPECT_DOUBLE_EQ(*e.roofline.expert_memory_efficiency, 0.7);
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"attention_compute_efficiency", "0"},
+                                                        {"attention_memory_efficiency", "1.5"},
+                                                        {"expert_compute_efficiency", "-0.2"},
+                                                        {"expert_memory_efficiency", "2"}}) {
     const std::string error = scenario_error(base_scenario(), {"cost_model." + key + "=" + value});
     EXPECT_NE(error.find("cost_model: " + key + " must be in (0, 1]"), std::string::npos) << error;
   }
