@@ -15,11 +15,22 @@
 #include "models/catalog.h"
 #include "models/cost_features.h"
 #include "models/model_spec.h"
+#include "sim/run/scenario.h"
 
 namespace servesim::testing {
 
 inline const std::string kTinyModelPath =
     std::string(SERVESIM_SOURCE_DIR) + "/tests/calibration/data/llama-tiny-calib.json";
+
+// A deployment's scenario around `deployment` (model, gpu, engine, ...): a workload of one
+// request, which the serving cases replace with each run's own.
+inline SimulationConfig scenario_of(nlohmann::json deployment) {
+  deployment["workload"] = {{"arrival", {{"type", "poisson"}, {"rate_qps", 1}}},
+                            {"prompt_tokens", 1},
+                            {"output_tokens", 1},
+                            {"num_requests", 1}};
+  return parse_scenario(deployment, ".", "test", Catalog()).config;
+}
 
 inline ModelSpec tiny_model() {
   return Catalog().resolve_model(kTinyModelPath);

@@ -5,23 +5,16 @@
 
 #include <gtest/gtest.h>
 
-#include "models/catalog.h"
-#include "sim/run/scenario.h"
+#include "calibration_test_util.h"
 
 namespace servesim {
 namespace {
 
 // Llama-3.1-8B with fp8 weights on one H200.
 SimulationConfig llama_8b_on_h200() {
-  const nlohmann::json j = {{"model", "Llama-3.1-8B"},
-                            {"gpu", "H200"},
-                            {"engine", {{"dtype", "fp8"}, {"max_model_len", 10000}}},
-                            {"workload",
-                             {{"arrival", {{"type", "poisson"}, {"rate_qps", 1}}},
-                              {"prompt_tokens", 1},
-                              {"output_tokens", 1},
-                              {"num_requests", 1}}}};
-  return parse_scenario(j, ".", "test", Catalog()).config;
+  return testing::scenario_of({{"model", "Llama-3.1-8B"},
+                               {"gpu", "H200"},
+                               {"engine", {{"dtype", "fp8"}, {"max_model_len", 10000}}}});
 }
 
 // A published row: `clients` closed-loop clients, fixed lengths, TTFT and TPOT means.

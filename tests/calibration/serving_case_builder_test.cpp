@@ -18,16 +18,10 @@ const std::string kRows =
     std::string(SERVESIM_SOURCE_DIR) + "/tests/calibration/data/published/qwen3-32b-h100-rows.csv";
 
 SimulationConfig qwen_on_h100() {
-  const nlohmann::json j = {{"model", "Qwen3-32B"},
-                            {"gpu", "H100"},
-                            {"parallel", {{"tensor_parallel_size", 2}}},
-                            {"engine", {{"max_model_len", 8192}}},
-                            {"workload",
-                             {{"arrival", {{"type", "poisson"}, {"rate_qps", 1}}},
-                              {"prompt_tokens", 1},
-                              {"output_tokens", 1},
-                              {"num_requests", 1}}}};
-  return parse_scenario(j, ".", "test", Catalog()).config;
+  return testing::scenario_of({{"model", "Qwen3-32B"},
+                               {"gpu", "H100"},
+                               {"parallel", {{"tensor_parallel_size", 2}}},
+                               {"engine", {{"max_model_len", 8192}}}});
 }
 
 std::string write_file(const std::string& dir, const std::string& name, const std::string& text) {
