@@ -386,25 +386,25 @@ TEST(RooflineCostModelTest, ExpertEfficienciesPriceOnlyTheExpertGemms) {
   prefill.add_sequence(4096, 0, true, true);
   BatchShape decode;
   decode.add_sequence(1, 10, false, true);
-  const RooflineCostModel base(tiny_moe(), round_gpu(), ParallelConfig{}, EngineConfig{});
+  // Guaranteed copy elision: the model is built in place.
+  const auto on_round_gpu = [](const ModelSpec& m, RooflineOptions o) {
+    return RooflineCostModel(m, round_gpu(), ParallelConfig{}, EngineConfig{}, o);
+  };
   RooflineOptions slow_compute;
   slow_compute.expert_compute_efficiency = 0.25;
-  const RooflineCostModel compute(tiny_moe(), round_gpu(), ParallelConfig{}, EngineConfig{},
-                                  slow_compute);
+  RooflineOptions slow_memory;
+  slow_memory.expert_memory_efficiency = 0.5;
+  const RooflineCostModel base = on_round_gpu(tiny_moe(), {});
+  const RooflineCostModel compute = on_round_gpu(tiny_moe(), slow_compute);
+  const RooflineCostModel memory = on_round_gpu(tiny_moe(), slow_memory);
   EXPECT_GT(compute.predict(prefill)[Op::kMlp], 2 * base.predict(prefill)[Op::kMlp]);
   EXPECT_EQ(compute.predict(prefill)[Op::kQkv], base.predict(prefill)[Op::kQkv]);
   EXPECT_EQ(compute.predict(decode)[Op::kMlp], base.predict(decode)[Op::kMlp]);
-  RooflineOptions slow_memory;
-  slow_memory.expert_memory_efficiency = 0.5;
-  const RooflineCostModel memory(tiny_moe(), round_gpu(), ParallelConfig{}, EngineConfig{},
-                                 slow_memory);
   EXPECT_GT(memory.predict(decode)[Op::kMlp], 1.5 * base.predict(decode)[Op::kMlp]);
   EXPECT_EQ(memory.predict(decode)[Op::kOProj], base.predict(decode)[Op::kOProj]);
   // A dense model has no experts: the options change nothing.
-  const RooflineCostModel dense(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{});
-  const RooflineCostModel dense_slow(tiny_model(), round_gpu(), ParallelConfig{}, EngineConfig{},
-                                     slow_compute);
-  EXPECT_EQ(dense_slow.predict(prefill).total_s, dense.predict(prefill).total_s);
+  EXPECT_EQ(on_round_gpu(tiny_model(), slow_compute).predict(prefill).total_s,
+            on_round_gpu(tiny_model(), {}).predict(prefill).total_s);
 }
 
 TEST(RooflineCostModelTest, SlidingWindowCapsAttentionContext) {
