@@ -247,6 +247,16 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   add_field("workload.shared_prefix.tokens", prefix_tokens,
             {QStringLiteral("shared_prefix.tokens"), QStringLiteral("shared_prefix: tokens")});
 
+  // A benchmark's dataset: 0 ("new each time") removes the key.
+  QSpinBox* dataset = int_box(0, tr("new each time"));
+  dataset->setMaximum(1000000);
+  dataset->setToolTip(
+      tr("workload.distinct_prompts: every request sends one of this many fixed prompts, as a "
+         "benchmark's dataset does (aiperf's --num-dataset-entries); repeats hit the prefix "
+         "cache"));
+  workload->addRow(tr("Dataset prompts"), dataset);
+  add_field("workload.distinct_prompts", dataset, {QStringLiteral("distinct_prompts")});
+
   // SLOs in seconds, as the scenario keys them; "none" removes the key.
   const std::pair<const char*, QString> slos[] = {{"slo.ttft_s", tr("SLO TT&FT")},
                                                   {"slo.tpot_s", tr("SLO TP&OT")},

@@ -134,6 +134,20 @@ class WorkloadFieldsTest : public QObject {
     QVERIFY(editor_->invalid_fields().isEmpty());
   }
 
+  void a_benchmarks_dataset_of_prompts() {
+    auto* dataset = qobject_cast<QSpinBox*>(editor_->field("workload.distinct_prompts"));
+    QCOMPARE(dataset->text(), QString("new each time"));
+    dataset->setValue(100);
+    QCOMPARE(document_->value("workload.distinct_prompts")->get<int>(), 100);
+    QCOMPARE(document_->scenario()->config.workload.distinct_prompts, 100);
+    document_->set_value("workload.shared_prefix", nlohmann::json{{"groups", 2}, {"tokens", 8}});
+    QCOMPARE(editor_->invalid_fields(), QStringList{"workload.distinct_prompts"});
+    document_->set_value("workload.shared_prefix", std::nullopt);
+    dataset->setValue(0);
+    QVERIFY(!document_->value("workload.distinct_prompts").has_value());
+    QVERIFY(editor_->invalid_fields().isEmpty());
+  }
+
   void a_workload_file_leaves_the_workload_fields_off() {
     document_->set_value("workload", nlohmann::json("../workloads/some.json"));
     for (const char* key : {"workload.arrival.type", "workload.prompt_tokens",
