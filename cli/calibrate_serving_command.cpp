@@ -175,14 +175,16 @@ std::vector<std::string> impossible_runs(const std::vector<MeasuredRun>& runs,
   for (size_t i = 0; i < runs.size(); ++i) {
     const std::optional<PrefillDemand> d = prefill_demand(runs[i], cases[i].config);
     if (!d || !(d->busy > 1)) continue;
-    char line[512];
-    std::snprintf(line, sizeof line,
-                  "%s: its means imply %.1f requests/s, %.2f s of prefill per second even with "
-                  "every kernel at the GPU's peak (%.1f ms a prompt): it cannot have sent new "
-                  "prompts as recorded; if its benchmark reused a dataset of prompts (aiperf's "
-                  "--num-dataset-entries, 100 by default), --set workload.distinct_prompts=N",
-                  runs[i].source.c_str(), d->requests_per_s, d->busy, d->prefill_at_peak_s * 1e3);
-    out.push_back(line);
+    // The numbers are bounded; the run's name (a path) is not, so it goes outside the buffer.
+    char numbers[160];
+    std::snprintf(numbers, sizeof numbers,
+                  "its means imply %.1f requests/s, %.2f s of prefill per second even with every "
+                  "kernel at the GPU's peak (%.1f ms a prompt)",
+                  d->requests_per_s, d->busy, d->prefill_at_peak_s * 1e3);
+    out.push_back(runs[i].source + ": " + numbers +
+                  ": it cannot have sent new prompts as recorded; if its benchmark reused a "
+                  "dataset of prompts (aiperf's --num-dataset-entries, 100 by default), --set "
+                  "workload.distinct_prompts=N");
   }
   return out;
 }

@@ -199,11 +199,16 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& model, const HardwareSpec&
 }
 
 double RooflineCostModel::kernel_s(double flops, double bytes, double peak_flops) const {
-  return std::max(flops / peak_flops, bytes / bandwidth_Bps_);
+  return kernel_s(flops, bytes, peak_flops, bandwidth_Bps_);
+}
+
+double RooflineCostModel::kernel_s(double flops, double bytes, double peak_flops,
+                                   double bandwidth_Bps) const {
+  return std::max(flops / peak_flops, bytes / bandwidth_Bps);
 }
 
 double RooflineCostModel::attention_kernel_s(double flops, double bytes) const {
-  return std::max(flops / attn_peak_flops_, bytes / attn_bandwidth_Bps_);
+  return kernel_s(flops, bytes, attn_peak_flops_, attn_bandwidth_Bps_);
 }
 
 StepTime RooflineCostModel::predict(const BatchShape& b) const {
@@ -247,15 +252,14 @@ StepTime RooflineCostModel::predict(const BatchShape& b) const {
   auto mlp_s = [&](double inter, double rows, double weight_rows, double bytes_per_weight,
                    double peak, double bandwidth) {
     // weight_rows: how many experts' weights are read (1 for a dense MLP).
-    const auto gemm = [&](double flops, double bytes) {
-      return std::max(flops / peak, bytes / bandwidth);
-    };
     const double gate_up =
-        gemm(2 * rows * 2 * h * inter,
-             weight_rows * 2 * h * inter * bytes_per_weight + rows * (h + 2 * inter) * act);
+        kernel_s(2 * rows * 2 * h * inter,
+                 weight_rows * 2 * h * inter * bytes_per_weight + rows * (h + 2 * inter) * act,
+                 peak, bandwidth);
     const double activation = 3 * rows * inter * act / bandwidth_Bps_;
-    const double down = gemm(2 * rows * inter * h,
-                             weight_rows * inter * h * bytes_per_weight + rows * (inter + h) * act);
+    const double down = kernel_s(
+        2 * rows * inter * h, weight_rows * inter * h * bytes_per_weight + rows * (inter + h) * act,
+        peak, bandwidth);
     return gate_up + activation + down;
   };
   const double dense_mlp = dense_inter_ > 0 ? mlp_s(dense_inter_, n, 1, weight_bytes_,

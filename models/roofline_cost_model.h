@@ -103,8 +103,10 @@ class RooflineCostModel : public CostModel {
     int moe_layers = 0;      // expert FFN instead of the dense MLP
   };
 
-  // One kernel: seconds at the compute and at the memory roofline, whichever is slower.
+  // One kernel: seconds at the compute and at the memory roofline, whichever is slower; at the
+  // dense kernels' bandwidth unless one is given (expert GEMMs, attention).
   double kernel_s(double flops, double bytes, double peak_flops) const;
+  double kernel_s(double flops, double bytes, double peak_flops, double bandwidth_Bps) const;
   // Attention kernel: the same roofline with the attention efficiencies.
   double attention_kernel_s(double flops, double bytes) const;
   // One expert-parallel MoE layer's communication for n tokens of this replica of which the

@@ -148,6 +148,18 @@ rows=$(mktemp)
 runs=$(mktemp -d)
 trap 'rm -rf "$rows" "$runs"' EXIT
 
+# One simulate of the current row (its TP, model and GPU, weights, the protocol's engine limits
+# and the script's --set), flattened JSON: the arguments before `--` come first (its workload,
+# an output folder), those after it last, overriding the rest.
+simulate_row() {
+  local before=()
+  while [[ "$1" != -- ]]; do before+=("$1"); shift; done
+  shift
+  "$bin" simulate configs/validation/qwen3-32b-h100.json --json "${before[@]}" \
+    --set parallel.tensor_parallel_size="$tp" "${deployment[@]}" ${weights[@]+"${weights[@]}"} \
+    ${limits[@]+"${limits[@]}"} ${extra[@]+"${extra[@]}"} "$@" | tr -d '\n '
+}
+
 # Mean TTFT (ms) of the first `clients` requests, of the rest, and the rest's mean that the
 # measured mean implies with that start: requests.csv of the row's run, clients, measured ms.
 start_and_rest() {
@@ -226,12 +238,9 @@ tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl 
         --set cost_model.memory_efficiency=1 --set cost_model.attention_compute_efficiency=1
         --set cost_model.attention_memory_efficiency=1 --set cost_model.step_overhead_ms=0
         --set cost_model.seq_overhead_us=0 --set cost_model.kernel_launch_us=0)
-      out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json \
-            --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients=1 \
-            --set workload.prompt_tokens="$isl" --set workload.output_tokens=1 \
-            --set workload.num_requests=1 --set metrics.warmup_requests=0 \
-            "${deployment[@]}" ${weights[@]+"${weights[@]}"} ${limits[@]+"${limits[@]}"} \
-            ${extra[@]+"${extra[@]}"} --set service='"none"' ${at[@]+"${at[@]}"} | tr -d '\n ')
+      out=$(simulate_row --set workload.arrival.clients=1 --set workload.prompt_tokens="$isl" \
+              --set workload.output_tokens=1 --set workload.num_requests=1 \
+              --set metrics.warmup_requests=0 -- --set service='"none"' ${at[@]+"${at[@]}"})
       alone+=("$(mean_ms ttft "$out")")
     done
     printf '%s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" "$tpot" \
@@ -245,13 +254,9 @@ tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl 
   fi
   folder=()
   [[ "$split" == 1 ]] && folder=(--out "$runs/row")
-  out=$("$bin" simulate configs/validation/qwen3-32b-h100.json --json ${folder[@]+"${folder[@]}"} \
-        --set parallel.tensor_parallel_size="$tp" --set workload.arrival.clients="$conc" \
-        --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
-        --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" \
-        "${deployment[@]}" ${weights[@]+"${weights[@]}"} ${limits[@]+"${limits[@]}"} \
-        ${extra[@]+"${extra[@]}"} |
-        tr -d '\n ')
+  out=$(simulate_row ${folder[@]+"${folder[@]}"} --set workload.arrival.clients="$conc" \
+          --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
+          --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" --)
   printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
     "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" \
     "$name" "$hardware" >> "$rows"

@@ -59,14 +59,6 @@ nlohmann::json engine_flags_json(const SimulationConfig& c, const EngineConfig& 
 
 namespace {
 
-nlohmann::json cost_model_json(const SimulationConfig& c) {
-  if (!c.profile) return {{"type", "roofline"}};
-  return {{"type", "calibrated"},
-          {"profiled_model", c.profile->model},
-          {"device", c.profile->device},
-          {"backend", c.profile->backend}};
-}
-
 // The scenario's block `key` as given after --set; null when absent.
 nlohmann::json block(const RunSetup& setup, const char* key) {
   const nlohmann::json& j = setup.scenario_json;
@@ -82,6 +74,21 @@ nlohmann::json workload_block(const RunSetup& setup) {
   nlohmann::json workload = load_json_file(path.string());
   workload["file"] = given;
   return workload;
+}
+
+// A calibrated profile by what it profiled; a roofline with the options the scenario gives it
+// (efficiencies, overheads), so a what-if run says which.
+nlohmann::json cost_model_json(const SimulationConfig& c, const RunSetup& setup) {
+  if (c.profile) {
+    return {{"type", "calibrated"},
+            {"profiled_model", c.profile->model},
+            {"device", c.profile->device},
+            {"backend", c.profile->backend}};
+  }
+  nlohmann::json j = block(setup, "cost_model");
+  if (!j.is_object()) j = nlohmann::json::object();
+  j["type"] = "roofline";
+  return j;
 }
 
 // A scenario without a service block is served through vLLM's API server (vllm_frontend.h).
@@ -173,7 +180,7 @@ nlohmann::json setup_json(const Simulation& sim, const RunSetup& setup) {
         {"data_parallel_size", c.parallel.dp},
         {"gpus", c.parallel.total_gpus()}}},
       {"engine", engine_flags_json(c, plan.engine, sim.scheduler_config(), plan.kv_cache_tokens)},
-      {"cost_model", cost_model_json(c)},
+      {"cost_model", cost_model_json(c, setup)},
       {"service", service_json(c.service, setup)},
       {"workload", workload_block(setup)},
       {"slo", block(setup, "slo")},

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -513,33 +514,24 @@ void expect_config_error(RooflineOptions o, const std::string& field) {
 }
 
 TEST(RooflineCostModelTest, BadOptionsThrowConfigErrorNamingTheOption) {
-  RooflineOptions o;
-  o.compute_efficiency = 1.5;
-  expect_config_error(o, "compute_efficiency");
-  o = {};
-  o.memory_efficiency = 0;
-  expect_config_error(o, "memory_efficiency");
-  o = {};
-  o.attention_compute_efficiency = -0.1;
-  expect_config_error(o, "attention_compute_efficiency");
-  o = {};
-  o.expert_compute_efficiency = 0;
-  expect_config_error(o, "expert_compute_efficiency");
-  o = {};
-  o.expert_memory_efficiency = 1.01;
-  expect_config_error(o, "expert_memory_efficiency");
-  o = {};
-  o.kernel_launch_s = -1e-6;
-  expect_config_error(o, "kernel_launch_s");
-  o = {};
-  o.step_overhead_s = std::nan("");
-  expect_config_error(o, "step_overhead_s");
-  o = {};
-  o.seq_overhead_s = -1e-6;
-  expect_config_error(o, "seq_overhead_s");
-  o = {};
-  o.comm.all_reduce_efficiency = 2;
-  expect_config_error(o, "all_reduce_efficiency");
+  // Each option set alone to a value outside its range, and the name the error must carry.
+  const std::vector<std::pair<const char*, std::function<void(RooflineOptions&)>>> bad_options = {
+      {"compute_efficiency", [](RooflineOptions& o) { o.compute_efficiency = 1.5; }},
+      {"memory_efficiency", [](RooflineOptions& o) { o.memory_efficiency = 0; }},
+      {"attention_compute_efficiency",
+       [](RooflineOptions& o) { o.attention_compute_efficiency = -0.1; }},
+      {"expert_compute_efficiency", [](RooflineOptions& o) { o.expert_compute_efficiency = 0; }},
+      {"expert_memory_efficiency", [](RooflineOptions& o) { o.expert_memory_efficiency = 1.01; }},
+      {"kernel_launch_s", [](RooflineOptions& o) { o.kernel_launch_s = -1e-6; }},
+      {"step_overhead_s", [](RooflineOptions& o) { o.step_overhead_s = std::nan(""); }},
+      {"seq_overhead_s", [](RooflineOptions& o) { o.seq_overhead_s = -1e-6; }},
+      {"all_reduce_efficiency", [](RooflineOptions& o) { o.comm.all_reduce_efficiency = 2; }},
+  };
+  for (const auto& [name, set] : bad_options) {
+    RooflineOptions o;
+    set(o);
+    expect_config_error(o, name);
+  }
   ParallelConfig bad;
   bad.tp = 3;
   EXPECT_THROW(RooflineCostModel(tiny_model(), round_gpu(), bad, EngineConfig{}), ConfigError);

@@ -78,6 +78,19 @@ TEST(RunSetup, AServiceBlockIsRecordedAsGiven) {
   EXPECT_NE(setup_line(sim, setup_for(j)).find("service network + frontend"), std::string::npos);
 }
 
+// A what-if on the roofline (an efficiency, an overhead) is part of what two runs differ by.
+TEST(RunSetup, TheRooflinesOptionsAreRecordedAsGiven) {
+  nlohmann::json j = scenario_json();
+  const Simulation plain(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(setup_json(plain, setup_for(j))["cost_model"], nlohmann::json({{"type", "roofline"}}));
+  j["cost_model"] = {{"expert_compute_efficiency", 0.2}, {"step_overhead_ms", 2}};
+  const Simulation what_if(parse_scenario(j, "", "test", Catalog()).config);
+  EXPECT_EQ(
+      setup_json(what_if, setup_for(j))["cost_model"],
+      nlohmann::json(
+          {{"type", "roofline"}, {"expert_compute_efficiency", 0.2}, {"step_overhead_ms", 2}}));
+}
+
 TEST(RunSetup, AWorkloadFileIsReadIn) {
   const std::filesystem::path dir = std::filesystem::temp_directory_path() / "servesim_run_setup";
   std::filesystem::create_directories(dir);
