@@ -15,7 +15,7 @@
 #                                     [--protocol steady|inferencex|aiperf|aiconfigurator|inferencemax]
 #                                     [--spread FRACTION] [--split] [--set KEY=VALUE]...
 #                                     [--batch-size B] [--warmup-per-client K]
-#                                     [--dataset-entries N] [--check]
+#                                     [--dataset-entries N] [--check] [--provenance FILE]
 #   (--protocol: how the benchmark issued the rows, default aiconfigurator — docs/validation.md,
 #   points 6 and 8;
 #   aiconfigurator: aiperf's requests on the engine limits aiconfigurator's generator writes,
@@ -45,6 +45,12 @@
 #   no host time (all-reduces as modelled). Above 1 at peak, the row cannot have been measured
 #   as recorded with new prompts: its prompts repeated and hit the prefix cache, or its load
 #   was lower — docs/validation.md, "Out of sample: Llama-3.1-8B";
+#   --provenance FILE: what the rows' source records of each run (columns tp, precision, isl,
+#   osl, concurrency, recorded_concurrency, upstream_id; default for the shared Qwen3-32B rows:
+#   configs/validation/published-vllm-h100-qwen3-32b-provenance.csv); a row whose source
+#   records no concurrency (recorded_concurrency empty) was not measured at the load its
+#   concurrency column names, so the summary adds the errors over the rows that were, and names
+#   the others — docs/validation.md, "Result";
 #   --set goes to every simulate, e.g. --set service='"none"' for the engine alone;
 #   --spread 0.3 draws each output length uniformly within ±30% of the row's, a device that
 #   keeps simulated clients dispersed — docs/validation.md, point 3 — not a model of the runs)
@@ -53,6 +59,7 @@ set -euo pipefail
 export LC_ALL=C  # the summary's sorted lines and awk's numbers read the same on every machine
 cd "$(dirname "$0")/.."
 csv=../shared/reference/measured/published-vllm-h100-qwen3-32b.csv
+provenance=configs/validation/published-vllm-h100-qwen3-32b-provenance.csv
 extra=()
 spread=0
 protocol=aiconfigurator
@@ -61,9 +68,11 @@ batch=0
 warmup_k=0
 entries=""
 check=0
+provenance_given=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --csv) csv="$2"; shift 2 ;;
+    --csv) csv="$2"; [[ -n "$provenance_given" ]] || provenance=""; shift 2 ;;
+    --provenance) provenance="$2"; provenance_given=1; shift 2 ;;
     --split) split=1; shift ;;
     --set) extra+=(--set "$2"); shift 2 ;;
     --spread) spread="$2"; shift 2 ;;
@@ -127,6 +136,31 @@ done < <(tail -n +2 "$csv")
 [[ "$split" == 0 || "$protocol" != steady ]] ||
   { echo "error: --split needs a protocol whose means keep the start: --protocol inferencex, aiperf or aiconfigurator" >&2; exit 2; }
 
+# Per row of $csv, in order: 1 if it was measured at the concurrency its row names (or no
+# provenance was given), 0 if its source records no concurrency for it.
+recorded=()
+if [[ -n "$provenance" ]]; then
+  header=tp,precision,isl,osl,concurrency,recorded_concurrency,upstream_id
+  [[ -r "$provenance" ]] || { echo "error: cannot read --provenance $provenance" >&2; exit 2; }
+  [[ "$(head -n 1 "$provenance")" == "$header" ]] ||
+    { echo "error: $provenance: its header must be $header" >&2; exit 2; }
+  flags=$(awk -F, -v prov="$provenance" -v csv="$csv" '
+    function refuse(msg) { print "error: " msg > "/dev/stderr"; failed = 1; exit 2 }
+    FNR == 1 { next }
+    NR == FNR {
+      if (NF != 7) refuse(sprintf("%s row %d: 7 fields expected (%s), got %d", prov, FNR, "tp,precision,isl,osl,concurrency,recorded_concurrency,upstream_id", NF))
+      if ($6 != "" && $6 !~ /^[1-9][0-9]*$/) refuse(sprintf("%s row %d: recorded_concurrency must be a whole number of clients or empty (none recorded), got %s", prov, FNR, $6))
+      key = $1 "," $2 "," $3 "," $4 "," $5
+      if (key in rec) refuse(sprintf("%s row %d: a second entry for the run at TP %s, %s/%s, %s clients", prov, FNR, $1, $3, $4, $5))
+      rec[key] = $6; next }
+    { key = $10 "," $5 "," $7 "," $8 "," $9
+      if (!(key in rec)) refuse(sprintf("%s row %d (TP %s, %s/%s, %s clients) has no entry in %s; add one or leave --provenance out", csv, FNR, $10, $7, $8, $9, prov))
+      if (rec[key] != "" && rec[key] != $9) refuse(sprintf("%s row %d names %s clients where %s records %s for that run", csv, FNR, $9, prov, rec[key]))
+      print (rec[key] == "" ? 0 : 1) }
+    END { if (failed) exit 2 }' "$provenance" "$csv")
+  mapfile -t recorded <<< "$flags"
+fi
+
 inferencemax_model_len() {  # its 70B launch scripts' rule: 1k/1k + 20, an 8k length + 200, else 10240
   if [[ "$1" == 1024 && "$2" == 1024 ]]; then echo $(( $1 + $2 + 20 ))
   elif [[ "$1" == 8192 || "$2" == 8192 ]]; then echo $(( $1 + $2 + 200 ))
@@ -188,7 +222,10 @@ fi
 [[ "$pairs" -gt 1 ]] && printf '|---|---'
 if [[ "$check" == 1 ]]; then echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
 else echo "|---|---|---|---|---|---|---|---|---|---|---|"; fi
+index=0
 tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl conc tp _ ttft tpot; do
+  measured_at_clients="${recorded[$index]:-1}"
+  index=$((index + 1))
   # A row that names its precision (fp8: `--quantization fp8`) served its weights in it.
   weights=()
   [[ -n "$precision" ]] && weights=(--set engine.dtype="\"$precision\"")
@@ -257,9 +294,9 @@ tail -n +2 "$csv" | while IFS=, read -r _ version model gpu precision _ isl osl 
   out=$(simulate_row ${folder[@]+"${folder[@]}"} --set workload.arrival.clients="$conc" \
           --set workload.prompt_tokens="$prompt" --set workload.output_tokens="$output" \
           --set workload.num_requests="$requests" --set metrics.warmup_requests="$warmup" --)
-  printf '%s %s %s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
+  printf '%s %s %s %s %s %s %s %s %s %s %s %s\n' "$tp" "$isl" "$osl" "$conc" "$ttft" \
     "$(mean_ms ttft "$out")" "$tpot" "$(mean_ms tpot "$out")" "${precision:-bf16}" \
-    "$name" "$hardware" >> "$rows"
+    "$name" "$hardware" "$measured_at_clients" >> "$rows"
   [[ "$pairs" -gt 1 ]] && printf '| %s | %s ' "$name" "$hardware"
   if [[ "$split" == 1 ]]; then
     read -r start rest implied < <(start_and_rest "$runs/row/requests.csv" "$conc" "$ttft")
@@ -300,3 +337,16 @@ awk 'function abs(x) { return x < 0 ? -x : x }
            for (g in ng) if (ng[g] < na)
              printf "on %s (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
                     g, ng[g], 100 * tg[g] / ng[g], 100 * pg[g] / ng[g] }' "$rows" | sort_weights
+# The rows measured at the load they name, when the provenance says some were not.
+awk -v prov="$provenance" 'function abs(x) { return x < 0 ? -x : x }
+     $12 == 0 { gone = gone sprintf("%sTP %d %s %d/%d (%d in its clients column)", gone == "" ? "" : "; ", $1, $9, $2, $3, $4); next }
+     { k = ($10 == "Qwen3-32B" && $11 == "H100-SXM" && $2 == 1024 && $3 == 1024) ? "fit" : "held"
+       n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7 }
+     function errors(count, ttft, tpot) {
+       return count ? sprintf("TTFT %.1f%%, TPOT %.1f%%", 100 * ttft / count, 100 * tpot / count) : "no rows"
+     }
+     END { if (gone == "") exit
+           printf "Measured at the concurrency they name (%d rows): %s; the %d fitted on: %s; held out (%d): %s.\n",
+                  n["fit"] + n["held"], errors(n["fit"] + n["held"], t["fit"] + t["held"], p["fit"] + p["held"]),
+                  n["fit"], errors(n["fit"], t["fit"], p["fit"]), n["held"], errors(n["held"], t["held"], p["held"])
+           printf "Not measured at the concurrency they name (their source records none, %s): %s.\n", prov, gone }' "$rows"

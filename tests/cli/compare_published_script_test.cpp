@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -305,6 +306,124 @@ TEST(ComparePublishedScript, ARowOutsideTheCatalogIsRefusedInOneLine) {
 
 TEST(ComparePublishedScript, AFileWithoutRowsIsRefusedInOneLine) {
   expect_refused(run_row("empty", ""), "has no rows under its header");
+}
+
+// A provenance file: what the rows' source records of each run.
+std::filesystem::path write_provenance(const std::string& name, const std::string& rows) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() /
+      ("servesim_provenance_" + name + "_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(file) << "tp,precision,isl,osl,concurrency,recorded_concurrency,upstream_id\n"
+                      << rows;
+  return file;
+}
+
+const char kTwoRuns[] =
+    "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,,agg,1024,128,8,2,1,154.2,18.0\n"
+    "vllm,0.12.0,Qwen/Qwen3-32B,h100_sxm,fp8,agg,4000,1000,48,2,1,184.6,11.6\n";
+
+// A run whose source records no concurrency (its clients column holds the deployment's batch
+// size) is named, and the errors over the runs measured at the load they name are given apart.
+TEST(ComparePublishedScript, ARunWhoseSourceRecordsNoConcurrencyIsNamedAndSetApart) {
+  const std::filesystem::path csv = write_rows("prov", kTwoRuns);
+  const std::filesystem::path prov = write_provenance("prov",
+                                                      "2,,1024,128,8,8,a_c8_tp2\n"
+                                                      "2,fp8,4000,1000,48,,b_c_tp2\n");
+  const std::string with = run_script(csv.string(), "--provenance " + prov.string());
+  const std::string without = run_script(csv.string());
+  std::filesystem::remove(csv);
+  std::filesystem::remove(prov);
+  EXPECT_NE(with.find("All 2 rows."), std::string::npos) << with;
+  EXPECT_NE(with.find("Measured at the concurrency they name (1 rows): TTFT "), std::string::npos)
+      << with;
+  EXPECT_NE(with.find("the 0 fitted on: no rows; held out (1): TTFT "), std::string::npos) << with;
+  EXPECT_NE(with.find("(their source records none, " + prov.string() +
+                      "): TP 2 fp8 4000/1000 (48 in its clients column)."),
+            std::string::npos)
+      << with;
+  // The bf16 run alone is what the set-apart means cover: the errors of its weights' line.
+  // ("TTFT x%, TPOT y%" after `label`).
+  const auto errors_after = [&](const std::string& label) {
+    const size_t at = with.find(label);
+    if (at == std::string::npos) return std::string("(no ") + label + ")";
+    const size_t from = at + label.size();
+    const size_t end = with.find('%', with.find('%', from) + 1);
+    return with.substr(from, end - from + 1);
+  };
+  EXPECT_EQ(errors_after("Measured at the concurrency they name (1 rows): "),
+            errors_after("bf16 weights (1 rows): "))
+      << with;
+  // Without a provenance nothing is set apart.
+  EXPECT_EQ(without.find("Measured at the concurrency"), std::string::npos) << without;
+}
+
+TEST(ComparePublishedScript, AProvenanceThatDoesNotDescribeTheRunsIsRefusedInOneLine) {
+  const std::filesystem::path csv = write_rows("badprov", kTwoRuns);
+  const auto refused_with = [&](const std::string& name, const std::string& rows) {
+    const std::filesystem::path prov = write_provenance(name, rows);
+    const testing::CliResult r = run_script_with(csv.string(), "--provenance " + prov.string());
+    std::filesystem::remove(prov);
+    return r;
+  };
+  expect_refused(refused_with("missing", "2,,1024,128,8,8,a\n"),
+                 "row 3 (TP 2, 4000/1000, 48 clients) has no entry in");
+  expect_refused(refused_with("twice", "2,,1024,128,8,8,a\n2,,1024,128,8,8,a\n"),
+                 "row 3: a second entry for the run at TP 2, 1024/128, 8 clients");
+  expect_refused(refused_with("other", "2,,1024,128,8,16,a\n2,fp8,4000,1000,48,,b\n"),
+                 "row 2 names 8 clients where");
+  expect_refused(refused_with("word", "2,,1024,128,8,eight,a\n2,fp8,4000,1000,48,,b\n"),
+                 "recorded_concurrency must be a whole number of clients or empty");
+  expect_refused(refused_with("short", "2,,1024,128,8,8\n"), "row 2: 7 fields expected");
+  const std::filesystem::path header =
+      std::filesystem::temp_directory_path() /
+      ("servesim_provenance_header_" + std::to_string(::getpid()) + ".csv");
+  std::ofstream(header) << "tp,isl,osl\n";
+  expect_refused(run_script_with(csv.string(), "--provenance " + header.string()),
+                 "its header must be tp,precision,isl,osl,concurrency,recorded_concurrency");
+  expect_refused(run_script_with(csv.string(), "--provenance /nonexistent/provenance.csv"),
+                 "cannot read --provenance /nonexistent/provenance.csv");
+  std::filesystem::remove(header);
+  std::filesystem::remove(csv);
+}
+
+// The service layer's fidelity target (issue 15) on the shared Qwen3-32B / H100 rows, with the
+// default frontend and one prediction per row: mean absolute TTFT error within 20% and TPOT
+// within 10% over the runs measured at the concurrency they name, and over those held out from
+// the host overheads' fit.
+TEST(ComparePublishedScript, ThePublishedQwenRunsMeetTheServiceLayersTarget) {
+  const std::filesystem::path data =
+      std::filesystem::path(SERVESIM_SOURCE_DIR) /
+      "../shared/reference/measured/published-vllm-h100-qwen3-32b.csv";
+  if (!std::filesystem::exists(data)) GTEST_SKIP() << "no shared reference data at " << data;
+  const testing::CliResult r =
+      testing::run_command("env SERVESIM_BIN=" + std::string(SERVESIM_BIN) + " bash " +
+                           std::string(SERVESIM_SOURCE_DIR) + "/scripts/compare_published_h100.sh");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string key = "Measured at the concurrency they name (";
+  const size_t line = r.out.find(key);
+  ASSERT_NE(line, std::string::npos) << r.out;
+  double ttft = 0, tpot = 0, fit_ttft = 0, fit_tpot = 0, held_ttft = 0, held_tpot = 0;
+  int rows = 0, fit = 0, held = 0;
+  ASSERT_EQ(
+      std::sscanf(r.out.c_str() + line,
+                  "Measured at the concurrency they name (%d rows): TTFT %lf%%, TPOT %lf%%; "
+                  "the %d fitted on: TTFT %lf%%, TPOT %lf%%; held out (%d): TTFT %lf%%, "
+                  "TPOT %lf%%.",
+                  &rows, &ttft, &tpot, &fit, &fit_ttft, &fit_tpot, &held, &held_ttft, &held_tpot),
+      9)
+      << r.out.substr(line);
+  EXPECT_EQ(rows, 90);
+  EXPECT_EQ(fit, 15);
+  EXPECT_EQ(held, 75);
+  EXPECT_LE(ttft, 20.0);
+  EXPECT_LE(tpot, 10.0);
+  EXPECT_LE(held_ttft, 20.0);
+  EXPECT_LE(held_tpot, 10.0);
+  // The three runs whose source records no concurrency are named, not dropped in silence.
+  EXPECT_NE(r.out.find("TP 8 fp8 4000/1000 (144 in its clients column); TP 2 fp8 4000/1000 (48 "
+                       "in its clients column); TP 1 fp8 4000/1000 (24 in its clients column)."),
+            std::string::npos)
+      << r.out;
 }
 
 }  // namespace
