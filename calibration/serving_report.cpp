@@ -140,6 +140,7 @@ nlohmann::json serving_report_json(const ServingReport& report) {
             {"cost_after", f.cost_after},
             {"holdout", report.holdout_fraction}}},
           {"warnings", report.warnings},
+          {"left_out", report.left_out},
           {"mean_abs_error", mean},
           {"median_abs_error", median},
           {"runs", runs}};
@@ -199,6 +200,10 @@ std::string serving_report_text(const ServingReport& report) {
   if (!report.warnings.empty()) {
     out += "\nwarnings\n";
     for (const std::string& w : report.warnings) out += "  - " + w + "\n";
+  }
+  if (!report.left_out.empty()) {
+    out += "\nleft out of the fit and of the held-out runs\n";
+    for (const std::string& w : report.left_out) out += "  - " + w + "\n";
   }
   return out;
 }

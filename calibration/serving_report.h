@@ -31,6 +31,9 @@ struct ServingReport {
   // One line per run the fit should not be trusted on (e.g. more prefill than the GPUs' peak
   // gives: calibration/prefill_demand.h); the caller's to fill.
   std::vector<std::string> warnings;
+  // One line per run given but neither fitted nor held out (e.g. a published row whose source
+  // records no concurrency: calibration/run_provenance.h); the caller's to fill.
+  std::vector<std::string> left_out;
 };
 
 // Simulates every case before and after the fit. REQUIRES: held_out.size() == cases.size().

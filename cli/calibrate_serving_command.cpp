@@ -8,6 +8,7 @@
 #include "calibration/memory_log_comparison.h"
 #include "calibration/prefill_demand.h"
 #include "calibration/published_serving_rows.h"
+#include "calibration/run_provenance.h"
 #include "calibration/serving_case_builder.h"
 #include "calibration/serving_report.h"
 #include "models/config_error.h"
@@ -189,6 +190,29 @@ std::vector<std::string> impossible_runs(const std::vector<MeasuredRun>& runs,
   return out;
 }
 
+// Keeps the runs measured at the load they name; a published row whose source records no
+// concurrency goes to `left_out`, named, since no replay of it can be held to its means.
+std::vector<MeasuredRun> runs_at_named_load(std::vector<MeasuredRun> runs,
+                                            const std::string& provenance_path,
+                                            std::vector<std::string>& left_out) {
+  if (provenance_path.empty()) return runs;
+  const RunProvenance provenance = RunProvenance::read_file(provenance_path);
+  std::vector<MeasuredRun> kept;
+  for (MeasuredRun& run : runs) {
+    if (run.format != "published" || provenance.measured_at_named_load(run)) {
+      kept.push_back(std::move(run));
+      continue;
+    }
+    left_out.push_back(run.source + " (" + provenance.upstream_id(run) + "): its source records " +
+                       "no concurrency, so its " + std::to_string(*run.load.max_concurrency) +
+                       " clients are not the load it ran at (" + provenance.path() + ")");
+  }
+  if (kept.empty())
+    throw ConfigError("calibrate serving: every run is left out by --provenance " +
+                      provenance.path() + ": none records the load it ran at");
+  return kept;
+}
+
 }  // namespace
 
 void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions& o,
@@ -211,6 +235,9 @@ void add_calibrate_serving_command(CLI::App& calibrate, CalibrateServingOptions&
   c->add_option("--max-model-len", o.max_model_len, "Without a scenario: vLLM's --max-model-len");
   c->add_option("--set", o.overrides, "Override a key of the base scenario (key=value)");
   c->add_option("--log", o.log, "vLLM start-up log of the deployment: fit its memory terms first");
+  c->add_option("--provenance", o.provenance,
+                "What the published rows' source records of each run (CSV): rows whose load it "
+                "does not record are left out");
   c->add_option("--holdout", o.holdout, "Fraction of the runs held out of the fit, for the report")
       ->capture_default_str();
   c->add_option("--fit", o.fit, "Parameters to fit (comma list; default: all that apply but rtt_s)")
@@ -230,7 +257,9 @@ int run_calibrate_serving_command(const CalibrateServingOptions& o) {
   Base base = base_scenario(o);
   if (!o.log.empty()) fit_memory_to_log(o.log, catalog, base);
   const SimulationConfig config = parse_scenario(base.json, base.dir, base.origin, catalog).config;
-  const std::vector<MeasuredRun> runs = read_runs(o.measured, published);
+  std::vector<std::string> left_out;
+  const std::vector<MeasuredRun> runs =
+      runs_at_named_load(read_runs(o.measured, published), o.provenance, left_out);
   const std::vector<bool> held_out = held_out_runs(runs.size(), o.holdout);
   std::vector<ServingFitCase> all, train;
   for (size_t i = 0; i < runs.size(); ++i) {
@@ -247,6 +276,7 @@ int run_calibrate_serving_command(const CalibrateServingOptions& o) {
   const ServingFit fit = fit_serving(train, options);
   ServingReport report = make_serving_report(all, held_out, fit, o.holdout, options.for_each);
   report.warnings = impossible_runs(runs, all, config);
+  report.left_out = std::move(left_out);
   if (!o.out_dir.empty()) write_outputs(o.out_dir, report, base, config, runs);
   if (o.json) {
     std::printf("%s\n", json_text(serving_report_json(report)).c_str());

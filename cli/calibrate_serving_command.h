@@ -26,7 +26,10 @@ struct CalibrateServingOptions {
   std::vector<std::string> measured;   // files or folders
   // How published rows were benchmarked (calibration/benchmark_protocol.h).
   std::string published_protocol = "aiconfigurator";
-  std::string log;               // a vLLM start-up log of the deployment; empty: none
+  std::string log;  // a vLLM start-up log of the deployment; empty: none
+  // What the published rows' source records of each run (calibration/run_provenance.h);
+  // empty: every row taken at its word.
+  std::string provenance;
   double holdout = 0.25;         // fraction of the runs held out
   std::vector<std::string> fit;  // parameter names; empty: all that apply
   int max_iterations = 12;

@@ -64,5 +64,21 @@ TEST(ServingReport, TheJsonAndTheTextGiveMeanAndMedian) {
   EXPECT_NE(line.find("20.0%"), std::string::npos) << line;
 }
 
+// Runs the caller left out (a published row whose load its source does not record) are named
+// in their own section and in the JSON, apart from the warnings.
+TEST(ServingReport, RunsLeftOutAreNamedInTheTextAndTheJson) {
+  ServingReport report = report_with_an_outlier();
+  EXPECT_EQ(serving_report_text(report).find("left out"), std::string::npos);
+  EXPECT_TRUE(serving_report_json(report)["left_out"].empty());
+  report.left_out = {"rows.csv:4 (id): its source records no concurrency"};
+  const std::string text = serving_report_text(report);
+  EXPECT_NE(text.find("\nleft out of the fit and of the held-out runs\n  - rows.csv:4 (id): its "
+                      "source records no concurrency\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(serving_report_json(report)["left_out"][0],
+            "rows.csv:4 (id): its source records no concurrency");
+}
+
 }  // namespace
 }  // namespace servesim

@@ -184,5 +184,44 @@ TEST(CalibrateServingCommand, WarnsOfARowThatCannotHaveSentNewPrompts) {
   fs::remove_all(dir);
 }
 
+// --provenance: a published row whose source records no concurrency is neither fitted nor held
+// out, and is named under "left out" (and in report.json); a file that does not list a row is
+// refused in one line.
+TEST(CalibrateServingCommand, LeavesOutARowWhoseSourceRecordsNoConcurrency) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("servesim_cal_provenance_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path provenance = dir / "provenance.csv";
+  std::ofstream(provenance) << "tp,precision,isl,osl,concurrency,recorded_concurrency,upstream_id\n"
+                               "2,,1024,128,8,8,run_c8_tp2\n"
+                               "4,,1024,128,8,,run_c_tp4\n"
+                               "2,,1024,128,16,16,run_c16_tp2\n";
+  const std::string command = "calibrate serving --measured " + kRows + kDeployment +
+                              " --fit step_overhead_s --holdout 0 --max-iterations 1 --threads 2";
+  const CliResult r = run_servesim(command + " --provenance " + provenance.string() + " --out " +
+                                   (dir / "out").string());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("fitted on 2 runs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\nleft out of the fit and of the held-out runs\n  - " + kRows +
+                       ":3 (run_c_tp4): its source records no concurrency, so its 8 clients are "
+                       "not the load it ran at"),
+            std::string::npos)
+      << r.out;
+  const nlohmann::json report = read_json(dir / "out" / "report.json");
+  EXPECT_EQ(report["runs"].size(), 2u);
+  EXPECT_EQ(report["left_out"].size(), 1u);
+
+  std::ofstream(provenance) << "tp,precision,isl,osl,concurrency,recorded_concurrency,upstream_id\n"
+                               "2,,1024,128,8,8,run_c8_tp2\n";
+  expect_one_line_error(
+      run_servesim(command + " --provenance " + provenance.string()),
+      kRows + ":3 (TP 4, 1024/128, 8 clients) has no line in " + provenance.string());
+  std::ofstream(provenance) << "tp,precision,isl,osl,concurrency,recorded_concurrency,upstream_id\n"
+                               "2,,1024,128,8,,a\n4,,1024,128,8,,b\n2,,1024,128,16,,c\n";
+  expect_one_line_error(run_servesim(command + " --provenance " + provenance.string()),
+                        "every run is left out by --provenance");
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace servesim::testing

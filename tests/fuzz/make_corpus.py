@@ -401,6 +401,20 @@ def published_rows():
               header.split(",") + tokens)
 
 
+def run_provenance():
+    shipped = ROOT / "configs" / "validation" / "published-vllm-h100-qwen3-32b-provenance.csv"
+    text = shipped.read_text()
+    header = text.splitlines()[0]
+    write("fuzz_run_provenance", "qwen3-32b-h100-provenance.csv", text)
+    write("fuzz_run_provenance", "recorded-elsewhere.csv",
+          header + "\n2,,1024,128,8,16,a\n2,fp8,1024,128,8,,b\n")
+    write("fuzz_run_provenance", "twice-crlf.csv",
+          header + "\r\n2,,1024,128,8,8,a\r\n2,,1024,128,8,8,a\r\n")
+    tokens = [",", "\n", "\r\n", '"', "fp8", "bf16", "mxfp4", "0", "-1", "2147483648"]
+    text_dict("fuzz_run_provenance", "column names and tokens of run provenance files",
+              header.split(",") + tokens)
+
+
 def cpp_string_literals(block):
     # The bytes the literals hold: C++ escapes (\\n, \\", \\xFF) as Python's bytes escapes read them.
     return b"".join(codecs.escape_decode(lit.encode())[0]
@@ -587,6 +601,7 @@ if __name__ == "__main__":
     vllm_bench_results()
     timing_traces()
     published_rows()
+    run_provenance()
     startup_logs()
     loadtest_streams()
     prometheus_texts()
