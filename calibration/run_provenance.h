@@ -22,8 +22,9 @@ namespace servesim {
 
 class RunProvenance {
  public:
-  // Throws ConfigError "file:line: column: expected ..., got '...'" for a malformed line, a
-  // header that is not the one above, or a run listed twice.
+  // Throws ConfigError "file:line: column: expected ..., got '...'" for a malformed line, and
+  // one line naming the file for a header that is not the one above, a run listed twice, a
+  // file that cannot be read or that lists no run.
   static RunProvenance read_file(const std::string& path);
 
   // Whether a published row was measured at the concurrency it names. Throws ConfigError naming
