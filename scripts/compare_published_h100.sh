@@ -316,15 +316,20 @@ if [[ "$check" == 1 ]]; then
                     impossible ? ": measured as recorded, those rows\047 prompts must have repeated (prefix-cache hits) or their load was lower." : "." }' "$rows"
   exit 0
 fi
-awk 'function abs(x) { return x < 0 ? -x : x }
-     { k = ($10 == "Qwen3-32B" && $11 == "H100-SXM" && $2 == 1024 && $3 == 1024) ? "fit" : "held";
-              n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7
-              nw[$9]++; tw[$9] += abs($6 - $5) / $5; pw[$9] += abs($8 - $7) / $7
-              ng[$11]++; tg[$11] += abs($6 - $5) / $5; pg[$11] += abs($8 - $7) / $7 }
-     # A group without rows has no mean: it says so instead of printing a NaN.
+# What both summaries below share, over the lines of $rows: |error| of TTFT and TPOT, the rows the
+# host overheads were fitted on, and a group's means ("no rows" for an empty group, not a NaN).
+summary_functions='
+     function abs(x) { return x < 0 ? -x : x }
+     function ttft_error() { return abs($6 - $5) / $5 }
+     function tpot_error() { return abs($8 - $7) / $7 }
+     function fit_or_held() { return ($10 == "Qwen3-32B" && $11 == "H100-SXM" && $2 == 1024 && $3 == 1024) ? "fit" : "held" }
      function errors(count, ttft, tpot) {
        return count ? sprintf("TTFT %.1f%%, TPOT %.1f%%", 100 * ttft / count, 100 * tpot / count) : "no rows"
-     }
+     }'
+awk "$summary_functions"'
+     { k = fit_or_held(); n[k]++; t[k] += ttft_error(); p[k] += tpot_error()
+       nw[$9]++; tw[$9] += ttft_error(); pw[$9] += tpot_error()
+       ng[$11]++; tg[$11] += ttft_error(); pg[$11] += tpot_error() }
      END { na = n["fit"] + n["held"]
            printf "\nAll %d rows. Mean absolute error: %s.\n", na,
                   errors(na, t["fit"] + t["held"], p["fit"] + p["held"])
@@ -338,13 +343,9 @@ awk 'function abs(x) { return x < 0 ? -x : x }
              printf "on %s (%d rows): TTFT %.1f%%, TPOT %.1f%%.\n",
                     g, ng[g], 100 * tg[g] / ng[g], 100 * pg[g] / ng[g] }' "$rows" | sort_weights
 # The rows measured at the load they name, when the provenance says some were not.
-awk -v prov="$provenance" 'function abs(x) { return x < 0 ? -x : x }
+awk -v prov="$provenance" "$summary_functions"'
      $12 == 0 { gone = gone sprintf("%sTP %d %s %d/%d (%d in its clients column)", gone == "" ? "" : "; ", $1, $9, $2, $3, $4); next }
-     { k = ($10 == "Qwen3-32B" && $11 == "H100-SXM" && $2 == 1024 && $3 == 1024) ? "fit" : "held"
-       n[k]++; t[k] += abs($6 - $5) / $5; p[k] += abs($8 - $7) / $7 }
-     function errors(count, ttft, tpot) {
-       return count ? sprintf("TTFT %.1f%%, TPOT %.1f%%", 100 * ttft / count, 100 * tpot / count) : "no rows"
-     }
+     { k = fit_or_held(); n[k]++; t[k] += ttft_error(); p[k] += tpot_error() }
      END { if (gone == "") exit
            printf "Measured at the concurrency they name (%d rows): %s; the %d fitted on: %s; held out (%d): %s.\n",
                   n["fit"] + n["held"], errors(n["fit"] + n["held"], t["fit"] + t["held"], p["fit"] + p["held"]),
