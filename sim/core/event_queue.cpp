@@ -20,8 +20,6 @@ std::string_view to_string(EventKind kind) {
       return "dispatch";
     case EventKind::kStepEnd:
       return "step_end";
-    case EventKind::kRequestDone:
-      return "request_done";
     case EventKind::kClientWake:
       return "client_wake";
     case EventKind::kTimeout:

@@ -15,26 +15,39 @@
 
 namespace servesim {
 
-// What an event means; the handler interprets target and payload per kind.
+// What an event means; the module that owns a kind interprets its target and payload. The
+// numbers are part of every fingerprint (Fingerprint::add folds the kind in), so a kind keeps
+// its number for ever: a new kind takes a new one, a retired one leaves a gap (3 was a
+// request-done kind nothing scheduled).
 enum class EventKind : uint8_t {
-  kArrival,          // a request arrives at the front door (payload: request id or unused)
-  kDispatch,         // a routed request reaches a replica (target: replica)
-  kStepEnd,          // a replica's forward step finishes (target: replica)
-  kRequestDone,      // a request completed; workloads may schedule follow-ups
-  kClientWake,       // a closed-loop client or session ends its think time (target: client)
-  kTimeout,          // a request's deadline passes (payload: request id)
-  kSample,           // take a time-series sample
-  kNetworkDelivery,  // a message crosses the simulated network (payload: message id)
-  kUser,             // reserved for front ends and tests
-  kStationDone,      // a service station finishes a job (target: station, payload: job id)
-  kDeadline,         // a service-path request's client or gateway deadline (payload: request id)
-  kKvHandoff,        // a prefilled request reaches the decode side (payload: request id)
-  kKvLoaded,         // a request's prompt KV is in (target: decode replica, payload: request id)
-  kHostKvLoaded,     // KV offload: a load from host memory is in (target: replica, payload: id)
-  kHostKvStored,     // KV offload: a step's stores are in host memory (payload: step number)
+  // Simulation's driver.
+  kArrival = 0,  // the workload's next request is due (target and payload unused)
+  kSample = 6,   // take a time-series sample
+  // Cluster (sim/serving): one deployment's replicas and links.
+  kDispatch = 1,       // a lock-step (expert-parallel) group starts its next wave (target: group)
+  kStepEnd = 2,        // a replica's forward step finishes (target: replica)
+  kTimeout = 5,        // a replica's static batch stops gathering (target: replica)
+  kKvHandoff = 11,     // a prefilled request reaches the decode side (target: deployment,
+                       // payload: request id)
+  kKvLoaded = 12,      // a request's prompt KV is in (target: decode replica, payload: request id)
+  kHostKvLoaded = 13,  // KV offload: a load from host memory is in (target: replica, payload: id)
+  kHostKvStored = 14,  // KV offload: a step's stores are in host memory (target: replica,
+                       // payload: step number)
+  // ServicePath (sim/service): the request path above the engine.
+  kClientWake = 4,       // a client retries after its back-off (payload: attempt id)
+  kNetworkDelivery = 7,  // a message crosses the simulated network (target: direction, payload: id)
+  kStationDone = 9,      // a service station finishes a job (target: station, payload: job id)
+  kDeadline = 10,        // a client, pool or gateway deadline, or a disconnect (payload: id)
+  // Front ends and tests.
+  kUser = 8,
 };
 
 std::string_view to_string(EventKind kind);
+
+// The kind as one bit of a 32-bit set (an owner's `owns(kind)` test).
+constexpr uint32_t event_bit(EventKind kind) {
+  return 1u << static_cast<unsigned>(kind);
+}
 
 struct Event {
   double time_s;  // seconds of simulated time since the run started

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include "sim/core/event_loop.h"
@@ -139,6 +140,23 @@ TEST(FingerprintTest, SameTraceSameHashAndAnyChangeShows) {
   EXPECT_EQ(run(1.0, 5).hex().size(), 16u);
   // Pinned: the mix is part of the golden-test contract and must not drift.
   EXPECT_EQ(run(1.0, 5).hex(), "f44eb8d973f936e6");
+}
+
+TEST(FingerprintTest, EventKindsKeepTheirNumbers) {
+  // Every golden fingerprint folds these numbers in: renumbering a kind (say, by removing one
+  // before it) would change them all.
+  const std::pair<EventKind, int> kinds[] = {
+      {EventKind::kArrival, 0},         {EventKind::kDispatch, 1},
+      {EventKind::kStepEnd, 2},         {EventKind::kClientWake, 4},
+      {EventKind::kTimeout, 5},         {EventKind::kSample, 6},
+      {EventKind::kNetworkDelivery, 7}, {EventKind::kUser, 8},
+      {EventKind::kStationDone, 9},     {EventKind::kDeadline, 10},
+      {EventKind::kKvHandoff, 11},      {EventKind::kKvLoaded, 12},
+      {EventKind::kHostKvLoaded, 13},   {EventKind::kHostKvStored, 14},
+  };
+  for (const auto& [kind, number] : kinds) {
+    EXPECT_EQ(static_cast<int>(kind), number) << to_string(kind);
+  }
 }
 
 }  // namespace

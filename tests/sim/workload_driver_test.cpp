@@ -29,7 +29,7 @@ class ToySystem : public EventHandler {
         admit(source_->pop());
       }
       schedule_arrival();
-    } else if (e.kind == EventKind::kRequestDone) {
+    } else if (e.kind == EventKind::kUser) {
       auto node = in_flight_.extract(e.payload);
       const RequestSpec& r = node.mapped();
       RequestRecord rec;
@@ -58,7 +58,7 @@ class ToySystem : public EventHandler {
  private:
   void admit(RequestSpec r) {
     const double service_s = 1e-4 * r.prompt_tokens + 0.02 * r.output_tokens;
-    loop_.schedule_in(service_s, EventKind::kRequestDone, 0, r.id);
+    loop_.schedule_in(service_s, EventKind::kUser, 0, r.id);
     in_flight_.emplace(r.id, std::move(r));
   }
 
