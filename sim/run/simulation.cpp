@@ -10,10 +10,6 @@
 #include "sim/agent/agent_workload.h"
 #include "sim/core/event_loop.h"
 #include "sim/service/service_path.h"
-#include "sim/serving/disaggregated_flow.h"
-#include "sim/serving/host_kv_link.h"
-#include "sim/serving/kv_transfer_link.h"
-#include "sim/serving/replica.h"
 #include "sim/serving/run_report.h"
 
 namespace servesim {
@@ -75,82 +71,49 @@ void apply_async_scheduling(const EngineConfig& engine, ReplicaOptions& options)
 
 }  // namespace
 
-// Executes the events of one run: arrivals, step ends, static-batch timers and samples.
-// With a service path, requests reach the replicas through it and leave through it.
+// Executes the events of one run as a composition: the workload's source sends requests,
+// through the service path when there is one, to the cluster of the deployment each names;
+// what the clusters return reaches the report (and the sources' clients). Arrivals and samples
+// are its own events; the service path's and the clusters' go to them.
 class Simulation::Driver final : public EventHandler,
-                                 public ReplicaListener,
+                                 public ClusterListener,
                                  public ServicePathHost {
  public:
   Driver(const Simulation& sim, Observer& observer)
       : sim_(sim),
         observer_(observer),
         source_(make_simulation_source(sim.config_.workload, sim.agent_limits(), observer)),
-        router_(sim.config_.router, sim.config_.seed ^ 0x726f75746572ULL),
-        decode_router_(sim.config_.disaggregation.decode_router,
-                       sim.config_.seed ^ 0x6465636f6465ULL),
         report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer,
                 tenant_labels(sim.config_.service.tenants)),
-        prefill_side_(*this) {
+        specs_(sim.cluster_specs()) {
     const SimulationConfig& c = sim.config_;
-    ReplicaOptions options;
-    options.vocab_size = c.model.vocab_size;
-    options.sliding_window = c.model.sliding_window;
-    const DisaggregationSpec& d = c.disaggregation;
-    // Only decode steps speculate: a disaggregated deployment's are its decode instances'.
-    options.speculative = make_speculative_cost_model(c.model, d.enabled ? d.decode.gpu : c.gpu,
-                                                      d.enabled ? d.decode.parallel : c.parallel,
-                                                      sim.plan_.engine, c.roofline);
-    options.seed = c.seed;
-    apply_async_scheduling(sim.plan_.engine, options);
-    if (d.enabled) {
-      router_ = Router(d.prefill_router, c.seed ^ 0x726f75746572ULL);
-      ReplicaOptions prefill_options = options;
-      prefill_options.speculative = nullptr;
-      apply_async_scheduling(sim.prefill_.plan.engine, prefill_options);
-      add_servers(d.prefill.instances, d.prefill.parallel, sim.prefill_.scheduler,
-                  *sim.prefill_.cost_model, prefill_options,
-                  {sim.prefill_.plan.kv_bytes_per_token, sim.host_kv_bandwidth_Bps(true)});
-      num_prefill_ = static_cast<uint32_t>(replicas_.size());
-      links_.resize(static_cast<size_t>(d.decode.instances * d.decode.parallel.dp));
+    uint32_t replicas = 0;
+    uint32_t groups = 0;
+    int longest = 0;
+    for (const ClusterSpec& spec : specs_) {
+      auto& cluster =
+          clusters_.emplace_back(std::make_unique<Cluster>(spec, replicas, groups, loop_, *this));
+      replicas += cluster->num_replicas();
+      groups += cluster->num_groups();
+      cluster_of_replica_.resize(replicas, spec.index);
+      cluster_of_group_.resize(groups, spec.index);
+      longest = std::max(longest, cluster->max_model_len());
     }
-    const KvPath own_kv{sim.plan_.kv_bytes_per_token, sim.host_kv_bandwidth_Bps()};
-    if (d.enabled) {
-      add_servers(d.decode.instances, d.decode.parallel, sim.scheduler_config_, *sim.cost_model_,
-                  options, own_kv);
-    } else {
-      add_servers(c.parallel.servers, c.parallel, sim.scheduler_config_, *sim.cost_model_, options,
-                  own_kv);
-    }
-    num_own_ = static_cast<uint32_t>(replicas_.size());
-    add_deployments(options);
-    const bool any_host_tier =
-        std::any_of(replicas_.begin(), replicas_.end(), [](const std::unique_ptr<Replica>& r) {
-          return r->scheduler().config().num_host_kv_blocks > 0;
-        });
-    if (any_host_tier) {
-      // Every replica gets a link (one without a host tier never uses its own), each with its
-      // GPUs' bandwidth.
-      for (const KvPath& kv : kv_)
-        host_links_.emplace_back(kv.host_bandwidth_Bps, kHostKvLatency_s);
-    }
-    loads_.resize(replicas_.size());
+    for (const MetricsOptions& m : sim.deployment_metrics_) deployment_metrics_.emplace_back(m);
     // Every step moves a prefill on by a token or samples one, so no request producing a token
     // or leaving in more steps than the longest prompt's recompute could take, and a million
     // more, is a run going round in circles (a preempted request that took back only the blocks
     // it gave up and ran out again, for ever, once was).
-    int64_t longest = 0;
-    for (const auto& replica : replicas_) {
-      longest = std::max<int64_t>(longest, replica->scheduler().config().max_model_len);
-    }
     livelock_steps_ = kLivelockSteps + 2 * static_cast<uint64_t>(longest);
-    gather_timer_s_.assign(replicas_.size(), kNoEvent);
     if (c.service.enabled) {
       const uint32_t clients = TenantAssigner::partitioned_clients(c.workload);
       // A disaggregated deployment's decode instances stream its answers, each a `vllm serve`
       // of its own with its own API server.
-      std::vector<ServiceDeployment> deployments{
-          {c.model.name, c.disaggregation.enabled ? c.disaggregation.decode.instances : 1}};
-      for (const DeploymentSpec& more : c.deployments) deployments.push_back({more.name, 1});
+      std::vector<ServiceDeployment> deployments;
+      for (const ClusterSpec& spec : specs_) {
+        deployments.push_back(
+            {deployment_name(spec.index), spec.disaggregated() ? spec.serving().servers : 1});
+      }
       service_ = std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_,
                                                *this, clients, deployments);
     }
@@ -167,30 +130,13 @@ class Simulation::Driver final : public EventHandler,
     result.summary = report_.summary();
     result.by_step = report_.by_step();
     result.tenants = report_.tenants(result.summary);
-    for (const auto& replica : replicas_) {
-      // Once per run, O(blocks): a block pool that lost count is a bug, never a result.
-      replica->scheduler().kv_cache().check_invariants();
-      result.replicas.push_back(RunReport::replica_summary(
-          replica->scheduler().stats(), replica->scheduler().config(), replica->steps(),
-          replica->busy_s(), replica->op_totals(), replica->admission()));
-      if (!host_links_.empty()) {
-        replica->scheduler().host_kv().check_invariants();
-        result.replicas.back().host_kv = host_kv_summary(*replica);
-      }
-      if (num_prefill_ > 0 && static_cast<uint32_t>(replica->index()) < num_own_) {
-        const bool prefill = static_cast<uint32_t>(replica->index()) < num_prefill_;
-        result.replicas.back().role = prefill ? ReplicaRole::kPrefill : ReplicaRole::kDecode;
-      }
-      result.extrapolated_steps += replica->extrapolated_steps();
+    for (const auto& cluster : clusters_) {
+      for (ReplicaSummary& s : cluster->summaries()) result.replicas.push_back(std::move(s));
+      result.extrapolated_steps += cluster->extrapolated_steps();
     }
     for (size_t k = 0; k < deployment_metrics_.size(); ++k) {
-      const std::string& name =
-          k == 0 ? sim_.config_.model.name : sim_.config_.deployments[k - 1].name;
-      result.deployments.push_back({name, deployment_metrics_[k].summary()});
-      if (k == 0) continue;
-      for (uint32_t r = ends_[k - 1]; r < ends_[k]; ++r) {
-        result.replicas[r].deployment = static_cast<uint32_t>(k);
-      }
+      result.deployments.push_back(
+          {deployment_name(static_cast<uint32_t>(k)), deployment_metrics_[k].summary()});
     }
     result.sessions = session_summary_of(*source_);
     if (result.sessions) result.sessions->cost_usd = cost_per_session(result);
@@ -205,48 +151,20 @@ class Simulation::Driver final : public EventHandler,
   void handle(const Event& event) override {
     if (service_ && ServicePath::owns(event.kind)) {
       service_->handle(event, loop_.now_s());
-      return;
-    }
-    switch (event.kind) {
-      case EventKind::kArrival:
-        on_arrival();
-        break;
-      case EventKind::kStepEnd:
-        end_step(event.target);
-        break;
-      case EventKind::kTimeout:
-        gather_timer_s_[event.target] = kNoEvent;
-        if (replicas_[event.target]->scheduler().static_batch_gathering()) {
-          replicas_[event.target]->scheduler().release_static_batch();
-        }
-        try_start(event.target);
-        break;
-      case EventKind::kSample:
-        on_sample();
-        break;
-      case EventKind::kDispatch:
-        groups_[event.target].wave_pending = false;
-        start_together(groups_[event.target]);
-        break;
-      case EventKind::kKvHandoff:
-        on_handoff(event.payload);
-        break;
-      case EventKind::kKvLoaded:
-        on_kv_loaded(event.target, event.payload);
-        break;
-      case EventKind::kHostKvLoaded:
-        if (replicas_[event.target]->host_load_done(event.payload)) try_start(event.target);
-        break;
-      case EventKind::kHostKvStored:
-        if (replicas_[event.target]->host_stores_done(event.payload)) try_start(event.target);
-        break;
-      default:
-        throw std::logic_error("simulation: unexpected event kind");
+    } else if (Cluster::owns(event.kind)) {
+      cluster_of(event).handle(event);
+    } else if (event.kind == EventKind::kArrival) {
+      on_arrival();
+    } else if (event.kind == EventKind::kSample) {
+      on_sample();
+    } else {
+      throw std::logic_error("simulation: unexpected event kind");
     }
   }
 
   Progress progress() const override { return {done_, source_->expected_total()}; }
 
+  // ClusterListener.
   void on_token(const RequestSpec& request, std::optional<double> gap_s) override {
     steps_without_progress_ = 0;
     if (service_) {
@@ -258,41 +176,33 @@ class Simulation::Driver final : public EventHandler,
 
   void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
     steps_without_progress_ = 0;
-    // A decode instance that refused the request never loaded its KV: the prefill instance
-    // still holds the blocks.
-    const int p = flow_.prefill_replica(record.id);
-    if (p >= 0 && replicas_[static_cast<size_t>(p)]->scheduler().release_kv(record.id)) {
-      try_start(static_cast<uint32_t>(p));
-    }
-    const RequestRecord user_record = flow_.finish(record);
     if (service_) {
-      service_->on_engine_left(user_record, loop_.now_s());
+      service_->on_engine_left(record, loop_.now_s());
       return;
     }
-    complete(request, user_record, loop_.now_s());
+    complete(request, record, loop_.now_s());
   }
 
+  void on_progress() override { steps_without_progress_ = 0; }
+
+  void on_step_end(double now_s) override {
+    if (++steps_without_progress_ > livelock_steps_) {
+      throw_stalled("no request produced a token or left in its last " +
+                    std::to_string(livelock_steps_) + " engine steps");
+    }
+    if (service_) service_->on_engine_step_end(now_s);
+  }
+
+  // Nothing more will reach the clusters: the workload is exhausted and nothing is on its
+  // way through the service path.
+  bool arrivals_done() override {
+    return source_->finished() && (!service_ || service_->upstream() == 0);
+  }
+
+  // ServicePathHost.
   void deliver(const RequestSpec& request, double now_s) override {
-    if (request.deployment > 0) {
-      const size_t k = request.deployment;
-      const uint32_t target = route(deployment_routers_[k - 1], request, ends_[k - 1], ends_[k]);
-      replicas_[target]->admit(request, now_s, *this);
-      try_start(target);
-      return;
-    }
-    const uint32_t target = route(router_, request, 0, num_prefill_ > 0 ? num_prefill_ : num_own_);
-    if (num_prefill_ > 0) {
-      flow_.arrived(request, now_s);
-      originals_.insert_or_assign(request.id, request);
-      replicas_[target]->admit(DisaggregatedFlow::prefill_request(request), now_s, prefill_side_,
-                               KvTransfer::kSendAfterFinish);
-    } else {
-      replicas_[target]->admit(request, now_s, *this);
-    }
-    try_start(target);
-    if (service_ && arrivals_done()) {
-      for (uint32_t r = 0; r < replicas_.size(); ++r) try_start(r);
-    }
+    clusters_[request.deployment]->deliver(request, now_s);
+    if (request.deployment == 0 && service_ && arrivals_done()) start_all();
   }
 
   void complete(const RequestSpec& request, const RequestRecord& record, double now_s) override {
@@ -308,13 +218,7 @@ class Simulation::Driver final : public EventHandler,
 
   void abort(uint64_t id, double now_s) override {
     (void)now_s;
-    flow_.forget(id);
-    originals_.erase(id);
-    // A disaggregated request can be on both sides at once: loading on a decode instance
-    // while its prefill instance still holds its blocks.
-    for (uint32_t r = 0; r < replicas_.size(); ++r) {
-      if (replicas_[r]->abort(id)) try_start(r);
-    }
+    for (const auto& cluster : clusters_) cluster->abort(id);
   }
 
   void client_gap(const RequestSpec& request, double gap_s) override {
@@ -322,61 +226,23 @@ class Simulation::Driver final : public EventHandler,
   }
 
  private:
-  // Data-parallel ranks whose MoE layers form one expert-parallel group: they step together.
-  struct LockstepGroup {
-    uint32_t first = 0;         // replica index of rank 0
-    uint32_t count = 0;         // ranks
-    bool wave_pending = false;  // a kDispatch is queued
-  };
-  static constexpr int32_t kNoGroup = -1;
-
-  // What one replica's GPUs move per token of KV, and over which host link.
-  struct KvPath {
-    double bytes_per_token = 0;     // one GPU's share of a token's KV, all its layers
-    double host_bandwidth_Bps = 0;  // KV offload: per direction, per GPU
-  };
-
-  // `servers` vLLM servers of parallel.dp replicas each (one per data-parallel rank), after
-  // the replicas already made; an expert-parallel server's ranks form a lock-step group.
-  void add_servers(int servers, const ParallelConfig& parallel, const SchedulerConfig& scheduler,
-                   const CostModel& cost_model, const ReplicaOptions& options, KvPath kv) {
-    for (int s = 0; s < servers; ++s) {
-      const auto first = static_cast<uint32_t>(replicas_.size());
-      for (int rank = 0; rank < parallel.dp; ++rank) {
-        replicas_.emplace_back(std::make_unique<Replica>(static_cast<int>(replicas_.size()),
-                                                         scheduler, cost_model, options));
-        kv_.push_back(kv);
-      }
-      group_of_.resize(replicas_.size(), kNoGroup);
-      if (!parallel.lockstep()) continue;
-      for (uint32_t r = first; r < replicas_.size(); ++r) {
-        group_of_[r] = static_cast<int32_t>(groups_.size());
-      }
-      groups_.push_back({first, static_cast<uint32_t>(parallel.dp), false});
+  Cluster& cluster_of(const Event& event) {
+    switch (event.kind) {
+      case EventKind::kDispatch:
+        return *clusters_[cluster_of_group_[event.target]];
+      case EventKind::kKvHandoff:
+        return *clusters_[event.target];
+      default:
+        return *clusters_[cluster_of_replica_[event.target]];
     }
   }
 
-  // The scenario's more deployments' replicas, after its own (each with its own speculative
-  // model, router and metrics); their requests' metrics apart from the own deployment's.
-  void add_deployments(const ReplicaOptions& own_options) {
-    const SimulationConfig& c = sim_.config_;
-    if (c.deployments.empty()) return;
-    for (const MetricsOptions& m : sim_.deployment_metrics_) deployment_metrics_.emplace_back(m);
-    ends_.push_back(num_own_);
-    for (size_t k = 0; k < c.deployments.size(); ++k) {
-      const DeploymentSpec& d = c.deployments[k];
-      const Role& role = sim_.deployments_[k];
-      ReplicaOptions options = own_options;
-      options.vocab_size = d.model.vocab_size;
-      options.sliding_window = d.model.sliding_window;
-      options.speculative =
-          make_speculative_cost_model(d.model, d.gpu, d.parallel, role.plan.engine, c.roofline);
-      apply_async_scheduling(role.plan.engine, options);
-      add_servers(d.parallel.servers, d.parallel, role.scheduler, *role.cost_model, options,
-                  {role.plan.kv_bytes_per_token, host_bandwidth_Bps(role.plan, d.gpu)});
-      ends_.push_back(static_cast<uint32_t>(replicas_.size()));
-      deployment_routers_.emplace_back(d.router, c.seed ^ (0x6465706c6f79ULL + k));
-    }
+  const std::string& deployment_name(uint32_t k) const {
+    return k == 0 ? sim_.config_.model.name : sim_.config_.deployments[k - 1].name;
+  }
+
+  void start_all() {
+    for (const auto& cluster : clusters_) cluster->try_start_all();
   }
 
   // Dollars of GPU time per completed session: every GPU of the run at its price, over the
@@ -398,142 +264,6 @@ class Simulation::Driver final : public EventHandler,
       deployment_metrics_[request.deployment].add_itl(gap_s, request.id, request.arrival_s);
     }
   }
-
-  // What a prefill instance reports: its token is not the client's (the decode instance
-  // samples the first one again), and its finishing hands the request on.
-  class PrefillSide final : public ReplicaListener {
-   public:
-    explicit PrefillSide(Driver& driver) : driver_(driver) {}
-    void on_token(const RequestSpec&, std::optional<double>) override {}
-    void on_request_left(const RequestSpec& request, const RequestRecord& record) override {
-      driver_.on_prefilled(request, record);
-    }
-
-   private:
-    Driver& driver_;
-  };
-
-  ReplicaListener& listener_for(uint32_t r) {
-    return r < num_prefill_ ? static_cast<ReplicaListener&>(prefill_side_) : *this;
-  }
-
-  // Replicas [first, end) by `router`; returns the replica's index.
-  uint32_t route(Router& router, const RequestSpec& request, size_t first, size_t end) {
-    const std::span<ReplicaLoad> loads(loads_.data() + first, end - first);
-    if (router.reads_load()) {
-      for (size_t r = first; r < end; ++r) loads_[r] = replicas_[r]->load();
-    }
-    return static_cast<uint32_t>(first + router.route(request, loads));
-  }
-
-  void on_prefilled(const RequestSpec& request, const RequestRecord& record) {
-    steps_without_progress_ = 0;
-    const double now = loop_.now_s();
-    if (record.status == RequestOutcome::kOk && !flow_.prefilled(record, now)) {
-      // No longer wanted (aborted as it finished): nothing reads its blocks.
-      replicas_[static_cast<size_t>(record.replica)]->scheduler().release_kv(request.id);
-      return;
-    }
-    if (record.status != RequestOutcome::kOk) {
-      // Refused by the prefill instance (too long): the user sees that refusal.
-      flow_.forget(request.id);
-      const auto it = originals_.find(request.id);
-      const RequestSpec original = it != originals_.end() ? std::move(it->second) : request;
-      if (it != originals_.end()) originals_.erase(it);
-      on_request_left(original, record);
-      return;
-    }
-    loop_.schedule(now + sim_.config_.disaggregation.kv_transfer.handoff_s, EventKind::kKvHandoff,
-                   0, request.id);
-  }
-
-  void on_handoff(uint64_t id) {
-    const auto it = originals_.find(id);
-    if (it == originals_.end()) return;  // aborted on the way; its prefill blocks are freed
-    const RequestSpec request = std::move(it->second);
-    originals_.erase(it);
-    const uint32_t d = route(decode_router_, request, num_prefill_, num_own_);
-    replicas_[d]->admit(request, loop_.now_s(), *this, KvTransfer::kLoadPrompt);
-    try_start(d);
-  }
-
-  void end_step(uint32_t r) {
-    Replica& replica = *replicas_[r];
-    replica.end_step(loop_.now_s(), listener_for(r));
-    if (++steps_without_progress_ > livelock_steps_) {
-      throw_stalled("no request produced a token or left in its last " +
-                    std::to_string(livelock_steps_) + " engine steps");
-    }
-    if (replica.host_store_blocks() > 0) {
-      // Copied to the host once the step that computed them has run (vLLM 0.11-0.14 submits a
-      // step's stores after its forward pass).
-      const double bytes = static_cast<double>(replica.host_store_blocks()) *
-                           replica.scheduler().config().block_size * kv_[r].bytes_per_token;
-      loop_.schedule(host_links_[r].store(loop_.now_s(), bytes), EventKind::kHostKvStored, r,
-                     replica.host_store_step());
-    }
-    if (service_) service_->on_engine_step_end(loop_.now_s());
-    try_start(r);
-  }
-
-  HostKvSummary host_kv_summary(const Replica& replica) const {
-    const SchedulerStats st = replica.scheduler().stats();
-    const HostKvLink& link = host_links_[static_cast<size_t>(replica.index())];
-    HostKvSummary h;
-    h.blocks = st.host_kv_blocks_total;
-    h.hit_tokens = st.host_kv_hit_tokens;
-    h.queried_tokens = replica.scheduler().kv_cache().prefix_stats().queries_tokens +
-                       replica.scheduler().kv_cache().prefix_stats().preempted_queries_tokens;
-    h.stored_blocks = st.host_kv_stored_blocks;
-    h.evicted_blocks = st.host_kv_evicted_blocks;
-    h.bandwidth_Bps = link.bandwidth_Bps();
-    h.load_busy_s = link.load_busy_s();
-    h.store_busy_s = link.store_busy_s();
-    h.loaded_bytes = link.loaded_bytes();
-    h.stored_bytes = link.stored_bytes();
-    return h;
-  }
-
-  void start_host_load(uint32_t r, const KvLoad& load) {
-    const double now = loop_.now_s();
-    const double bytes = static_cast<double>(load.num_tokens) * kv_[r].bytes_per_token;
-    const double done_s = host_links_[r].load(now, bytes);
-    replicas_[r]->host_load_started(load.request_id, done_s - now);
-    loop_.schedule(done_s, EventKind::kHostKvLoaded, r, load.request_id);
-  }
-
-  void start_kv_loads(uint32_t d) {
-    const DisaggregationSpec& spec = sim_.config_.disaggregation;
-    const double prefill_bytes = sim_.prefill_.plan.kv_bytes_per_token;
-    const double decode_bytes = sim_.plan_.kv_bytes_per_token;
-    for (const KvLoad& load : replicas_[d]->started_kv_loads()) {
-      if (load.from_host) {
-        start_host_load(d, load);
-        continue;
-      }
-      const double now = loop_.now_s();
-      flow_.load_started(load.request_id, now);
-      const double transfer_s =
-          spec.kv_transfer.transfer_s(load.num_tokens, prefill_bytes, decode_bytes);
-      const double done_s = links_[d - num_prefill_].start(now, transfer_s, spec.kv_transfer,
-                                                           flow_.prefill_start_s(load.request_id),
-                                                           sim_.config_.model.num_layers);
-      loop_.schedule(done_s, EventKind::kKvLoaded, d, load.request_id);
-    }
-  }
-
-  void on_kv_loaded(uint32_t d, uint64_t id) {
-    flow_.loaded(id, loop_.now_s());
-    const int p = flow_.prefill_replica(id);
-    if (p >= 0 && replicas_[static_cast<size_t>(p)]->scheduler().release_kv(id)) {
-      try_start(static_cast<uint32_t>(p));
-    }
-    if (replicas_[d]->scheduler().finish_kv_load(id)) try_start(d);
-  }
-
-  // Nothing more will reach the replicas: the workload is exhausted and nothing is on its
-  // way through the service path.
-  bool arrivals_done() { return source_->finished() && (!service_ || service_->upstream() == 0); }
 
   void schedule_next_arrival() {
     const std::optional<double> next = source_->next_arrival_s();
@@ -560,70 +290,14 @@ class Simulation::Driver final : public EventHandler,
       }
     }
     schedule_next_arrival();
-    if (arrivals_done()) {
-      for (uint32_t r = 0; r < replicas_.size(); ++r) try_start(r);
-    }
-  }
-
-  void try_start(uint32_t r) {
-    if (const int32_t group = group_of_[r]; group != kNoGroup) {
-      // Once every request of this instant has reached its replica (a kDispatch event at the
-      // same time runs after them), so that replicas given work together start together.
-      LockstepGroup& g = groups_[static_cast<size_t>(group)];
-      if (!g.wave_pending) {
-        g.wave_pending = true;
-        loop_.schedule(loop_.now_s(), EventKind::kDispatch, static_cast<uint32_t>(group));
-      }
-      return;
-    }
-    if (replicas_[r]->busy()) return;
-    if (const std::optional<double> duration = begin_step(r)) {
-      loop_.schedule_in(*duration, EventKind::kStepEnd, r);
-    }
-  }
-
-  // Expert parallelism over several replicas: vLLM runs the MoE layers of all data-parallel
-  // ranks of a server together (idle ranks run dummy batches), so once none of the group's
-  // replicas is busy each with work begins a step, all ending with the slowest.
-  void start_together(const LockstepGroup& group) {
-    const uint32_t first = group.first;
-    const uint32_t end = first + group.count;
-    for (uint32_t r = first; r < end; ++r) {
-      if (replicas_[r]->busy()) return;
-    }
-    double slowest_s = -1;
-    for (uint32_t r = first; r < end; ++r) {
-      if (const std::optional<double> duration = begin_step(r)) {
-        slowest_s = std::max(slowest_s, *duration);
-      }
-    }
-    for (uint32_t r = first; r < end; ++r) {
-      if (replicas_[r]->busy()) loop_.schedule_in(slowest_s, EventKind::kStepEnd, r);
-    }
-  }
-
-  // Begins replica r's next step and returns its duration, or arms its static-batch timer.
-  std::optional<double> begin_step(uint32_t r) {
-    Scheduler& scheduler = replicas_[r]->scheduler();
-    if (scheduler.static_batch_gathering() && arrivals_done()) {
-      scheduler.release_static_batch(/*no_more_arrivals=*/true);
-    }
-    const std::optional<double> duration = replicas_[r]->begin_step(loop_.now_s());
-    if (!replicas_[r]->started_kv_loads().empty()) start_kv_loads(r);
-    if (!duration && scheduler.static_batch_gathering() && gather_timer_s_[r] == kNoEvent) {
-      gather_timer_s_[r] = loop_.now_s() + sim_.config_.static_batch_timeout_s;
-      loop_.schedule(gather_timer_s_[r], EventKind::kTimeout, r);
-    }
-    return duration;
+    if (arrivals_done()) start_all();
   }
 
   void on_sample() {
     bool active = !source_->finished();
-    for (const auto& replica : replicas_) {
-      observer_.on_sample(RunReport::sample(loop_.now_s(), replica->index(),
-                                            replica->scheduler().stats(),
-                                            replica->busy() ? replica->last_step_tokens() : 0));
-      active = active || replica->has_unfinished();
+    for (const auto& cluster : clusters_) {
+      const bool working = cluster->sample(loop_.now_s(), observer_);
+      active = active || working;
     }
     // With nothing else queued no event can ever finish what is active: sampling on would keep
     // the run alive for ever, so the loop drains instead and run() reports the stall.
@@ -632,9 +306,9 @@ class Simulation::Driver final : public EventHandler,
     }
   }
 
-  void check_not_stalled() const {
+  void check_not_stalled() {
     bool unfinished = !source_->finished();
-    for (const auto& replica : replicas_) unfinished = unfinished || replica->has_unfinished();
+    for (const auto& cluster : clusters_) unfinished = unfinished || cluster->has_unfinished();
     if (unfinished) throw_stalled("nothing was left to run");
   }
 
@@ -644,13 +318,7 @@ class Simulation::Driver final : public EventHandler,
             << ", with " << done_;
     if (const uint64_t total = source_->expected_total(); total > 0) message << " of " << total;
     message << " requests finished";
-    for (const auto& replica : replicas_) {
-      if (!replica->has_unfinished()) continue;
-      const SchedulerStats s = replica->scheduler().stats();
-      message << "; replica " << replica->index() << ": " << s.num_running << " running, "
-              << s.num_waiting << " waiting (" << s.num_loading_kv << " loading KV), "
-              << s.kv_blocks_used << " of " << s.kv_blocks_total << " KV blocks in use";
-    }
+    for (const auto& cluster : clusters_) cluster->describe_unfinished(message);
     message << ". This is a servesim defect: please report it with the scenario (seed "
             << sim_.config_.seed << ")";
     throw SimulationStalled(message.str());
@@ -660,29 +328,13 @@ class Simulation::Driver final : public EventHandler,
   Observer& observer_;
   EventLoop loop_;
   std::unique_ptr<RequestSource> source_;
-  Router router_;  // the prefill instances' when disaggregated
-  Router decode_router_;
   RunReport report_;
-  PrefillSide prefill_side_;
-  uint32_t num_prefill_ = 0;  // replicas [0, num_prefill_) are prefill instances
-  uint32_t num_own_ = 0;      // replicas [0, num_own_) are the scenario's own deployment's
-  // With more deployments, deployment k's replicas end at ends_[k] (ends_[0] = num_own_): a
-  // more deployment k's are [ends_[k - 1], ends_[k]).
-  std::vector<uint32_t> ends_;
-  std::vector<Router> deployment_routers_;            // per more deployment
+  std::vector<ClusterSpec> specs_;
+  std::vector<std::unique_ptr<Cluster>> clusters_;    // per deployment, the scenario's own first
+  std::vector<uint32_t> cluster_of_replica_;          // per replica (global index): its cluster
+  std::vector<uint32_t> cluster_of_group_;            // per lock-step group: its cluster
   std::vector<MetricsCollector> deployment_metrics_;  // per deployment, own first; or none
-  DisaggregatedFlow flow_;
-  // Disaggregated requests as sent, until handed to a decode instance.
-  std::unordered_map<uint64_t, RequestSpec> originals_;
-  std::vector<KvTransferLink> links_;   // per decode replica (each rank of a decode instance)
-  std::vector<KvPath> kv_;              // per replica
-  std::vector<HostKvLink> host_links_;  // per replica, with KV offload
-  std::vector<std::unique_ptr<Replica>> replicas_;
-  std::vector<ReplicaLoad> loads_;
-  std::vector<double> gather_timer_s_;
-  std::vector<LockstepGroup> groups_;     // the lock-stepped servers
-  std::vector<int32_t> group_of_;         // per replica: its index in groups_, or kNoGroup
-  std::unique_ptr<ServicePath> service_;  // null for "service": "none"
+  std::unique_ptr<ServicePath> service_;              // null for "service": "none"
   double pending_arrival_s_ = kNoEvent;
   uint64_t done_ = 0;
   uint64_t steps_without_progress_ = 0;  // engine steps since a request last made progress
@@ -736,15 +388,15 @@ void check_deployments(const SimulationConfig& config) {
   }
 }
 
-void Simulation::build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
-                            const EngineConfig& engine, MemoryPlan& plan,
-                            SchedulerConfig& scheduler,
-                            std::unique_ptr<CostModel>& cost_model) const {
+Simulation::Role Simulation::build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
+                                        const EngineConfig& engine) const {
   check_async_scheduling(engine, parallel, config_.batching);
-  plan = MemoryPlan::compute(config_.model, gpu, parallel, engine);
-  scheduler = scheduler_config_for(config_, plan);
+  Role role;
+  role.plan = MemoryPlan::compute(config_.model, gpu, parallel, engine);
+  role.scheduler = scheduler_config_for(config_, role.plan);
   const CostModelChoice choice{config_.profile.get(), config_.calibrated, config_.roofline};
-  cost_model = make_cost_model(choice, config_.model, gpu, parallel, plan.engine);
+  role.cost_model = make_cost_model(choice, config_.model, gpu, parallel, role.plan.engine);
+  return role;
 }
 
 void Simulation::build_disaggregated() {
@@ -764,13 +416,12 @@ void Simulation::build_disaggregated() {
   for (const auto& [role, name] : roles) {
     try {
       if (role == &d.prefill) {
-        build_role(role->gpu, role->parallel, role->engine, prefill_.plan, prefill_.scheduler,
-                   prefill_.cost_model);
+        prefill_ = build_role(role->gpu, role->parallel, role->engine);
         // A prefill instance answers with the first token, which no draft precedes; its
         // speculative config only sizes its memory (a draft model's weights).
         prefill_.scheduler.num_speculative_tokens = 0;
       } else {
-        build_role(role->gpu, role->parallel, role->engine, plan_, scheduler_config_, cost_model_);
+        own_ = build_role(role->gpu, role->parallel, role->engine);
       }
     } catch (const ConfigError& e) {
       throw ConfigError(std::string("disaggregation.") + name + ": " + e.what());
@@ -831,8 +482,7 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   if (config_.disaggregation.enabled) {
     build_disaggregated();
   } else {
-    build_role(config_.gpu, config_.parallel, config_.engine, plan_, scheduler_config_,
-               cost_model_);
+    own_ = build_role(config_.gpu, config_.parallel, config_.engine);
     config_.metrics.num_gpus = config_.parallel.total_gpus();
     if (config_.metrics.price_per_gpu_hour == 0) {
       config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
@@ -842,7 +492,7 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
   check_run_settings(config_);
   for (const bool prefill : {false, true}) {
     try {
-      check_host_link(prefill ? prefill_.plan : plan_, gpu_of(prefill));
+      check_host_link(prefill ? prefill_.plan : own_.plan, gpu_of(prefill));
     } catch (const ConfigError& e) {
       throw ConfigError(std::string(prefill ? "disaggregation.prefill: " : "") + e.what());
     }
@@ -853,7 +503,7 @@ Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
 }
 
 double Simulation::host_kv_bandwidth_Bps(bool prefill) const {
-  return host_bandwidth_Bps(prefill ? prefill_.plan : plan_, gpu_of(prefill));
+  return host_bandwidth_Bps(prefill ? prefill_.plan : own_.plan, gpu_of(prefill));
 }
 
 const HardwareSpec& Simulation::gpu_of(bool prefill) const {
@@ -863,7 +513,7 @@ const HardwareSpec& Simulation::gpu_of(bool prefill) const {
 }
 
 AgentLimits Simulation::agent_limits() const {
-  int max_model_len = scheduler_config_.max_model_len;
+  int max_model_len = own_.scheduler.max_model_len;
   if (config_.disaggregation.enabled) {
     max_model_len = std::min(max_model_len, prefill_.scheduler.max_model_len);
   }
@@ -875,6 +525,79 @@ AgentLimits Simulation::agent_limits() const {
   }
   for (const TenantSpec& t : config_.service.tenants) limits.tenants.push_back(t.name);
   return limits;
+}
+
+// Each deployment as its cluster builds it: the roles as built here, their replicas' options,
+// routers and seeds. The seeds are those the run has always used, so fingerprints hold.
+std::vector<ClusterSpec> Simulation::cluster_specs() const {
+  const SimulationConfig& c = config_;
+  const DisaggregationSpec& d = c.disaggregation;
+  const auto role = [&](int servers, const ParallelConfig& parallel, const Role& built,
+                        const ReplicaOptions& options, double host_bandwidth) {
+    ClusterRole r;
+    r.servers = servers;
+    r.parallel = parallel;
+    r.scheduler = &built.scheduler;
+    r.cost_model = built.cost_model.get();
+    r.options = options;
+    r.kv_bytes_per_token = built.plan.kv_bytes_per_token;
+    r.host_kv_bandwidth_Bps = host_bandwidth;
+    return r;
+  };
+  const auto base = [&](uint32_t index) {
+    ClusterSpec spec;
+    spec.index = index;
+    spec.static_batch_timeout_s = c.static_batch_timeout_s;
+    spec.host_kv_latency_s = kHostKvLatency_s;
+    return spec;
+  };
+  ReplicaOptions options;
+  options.vocab_size = c.model.vocab_size;
+  options.sliding_window = c.model.sliding_window;
+  // Only decode steps speculate: a disaggregated deployment's are its decode instances'.
+  options.speculative = make_speculative_cost_model(c.model, d.enabled ? d.decode.gpu : c.gpu,
+                                                    d.enabled ? d.decode.parallel : c.parallel,
+                                                    own_.plan.engine, c.roofline);
+  options.seed = c.seed;
+  apply_async_scheduling(own_.plan.engine, options);
+
+  std::vector<ClusterSpec> specs;
+  ClusterSpec& own = specs.emplace_back(base(0));
+  own.num_layers = c.model.num_layers;
+  own.router = d.enabled ? d.prefill_router : c.router;
+  own.router_seed = c.seed ^ 0x726f75746572ULL;
+  own.decode_router = d.decode_router;
+  own.decode_router_seed = c.seed ^ 0x6465636f6465ULL;
+  own.kv_transfer = d.kv_transfer;
+  if (d.enabled) {
+    ReplicaOptions prefill_options = options;
+    prefill_options.speculative = nullptr;
+    apply_async_scheduling(prefill_.plan.engine, prefill_options);
+    own.roles.push_back(role(d.prefill.instances, d.prefill.parallel, prefill_, prefill_options,
+                             host_kv_bandwidth_Bps(true)));
+    own.roles.push_back(
+        role(d.decode.instances, d.decode.parallel, own_, options, host_kv_bandwidth_Bps()));
+  } else {
+    own.roles.push_back(
+        role(c.parallel.servers, c.parallel, own_, options, host_kv_bandwidth_Bps()));
+  }
+  for (size_t k = 0; k < c.deployments.size(); ++k) {
+    const DeploymentSpec& more = c.deployments[k];
+    const Role& built = deployments_[k];
+    ReplicaOptions more_options = options;
+    more_options.vocab_size = more.model.vocab_size;
+    more_options.sliding_window = more.model.sliding_window;
+    more_options.speculative = make_speculative_cost_model(more.model, more.gpu, more.parallel,
+                                                           built.plan.engine, c.roofline);
+    apply_async_scheduling(built.plan.engine, more_options);
+    ClusterSpec& spec = specs.emplace_back(base(static_cast<uint32_t>(k + 1)));
+    spec.num_layers = more.model.num_layers;
+    spec.router = more.router;
+    spec.router_seed = c.seed ^ (0x6465706c6f79ULL + k);
+    spec.roles.push_back(role(more.parallel.servers, more.parallel, built, more_options,
+                              host_bandwidth_Bps(built.plan, more.gpu)));
+  }
+  return specs;
 }
 
 Simulation::~Simulation() = default;

@@ -37,6 +37,7 @@
 #include "sim/metrics/replica_summary.h"
 #include "sim/service/service_spec.h"
 #include "sim/service/station.h"
+#include "sim/serving/cluster.h"
 #include "sim/serving/deployment_spec.h"
 #include "sim/serving/disaggregation_spec.h"
 #include "sim/serving/router.h"
@@ -135,9 +136,9 @@ class Simulation {
 
   const SimulationConfig& config() const { return config_; }
   // A disaggregated deployment's decode instances' (the prefill instances' below).
-  const MemoryPlan& memory_plan() const { return plan_; }
-  const SchedulerConfig& scheduler_config() const { return scheduler_config_; }
-  const CostModel& cost_model() const { return *cost_model_; }
+  const MemoryPlan& memory_plan() const { return own_.plan; }
+  const SchedulerConfig& scheduler_config() const { return own_.scheduler; }
+  const CostModel& cost_model() const { return *own_.cost_model; }
   const MemoryPlan& prefill_memory_plan() const { return prefill_.plan; }
   const SchedulerConfig& prefill_scheduler_config() const { return prefill_.scheduler; }
   // config().deployments[k]'s.
@@ -162,20 +163,18 @@ class Simulation {
     SchedulerConfig scheduler;
     std::unique_ptr<CostModel> cost_model;
   };
-  void build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
-                  const EngineConfig& engine, MemoryPlan& plan, SchedulerConfig& scheduler,
-                  std::unique_ptr<CostModel>& cost_model) const;
+  Role build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
+                  const EngineConfig& engine) const;
   void build_disaggregated();
   void build_deployments(bool price_given);
   // The GPU of the decode instances (or with `prefill` the prefill instances); the scenario's
   // when aggregated.
   const HardwareSpec& gpu_of(bool prefill) const;
+  std::vector<ClusterSpec> cluster_specs() const;
 
   SimulationConfig config_;
-  MemoryPlan plan_;
-  SchedulerConfig scheduler_config_;
-  std::unique_ptr<CostModel> cost_model_;
-  Role prefill_;                   // disaggregated deployments only
+  Role own_;      // the scenario's own deployment (a disaggregated one's decode instances)
+  Role prefill_;  // disaggregated deployments only
   std::vector<Role> deployments_;  // config_.deployments' (deployment k + 1)
   // With more deployments, each one's metric options (its GPUs, their price), the own first.
   std::vector<MetricsOptions> deployment_metrics_;
