@@ -22,6 +22,7 @@
 #include "sim/metrics/step_table.h"
 #include "sim/run/run_setup.h"
 #include "sim/run/scenario.h"
+#include "sim/service/station.h"
 
 namespace servesim {
 namespace {
@@ -122,45 +123,54 @@ void print_role(const MemoryPlan& plan, const SchedulerConfig& sc, const Disaggr
 }
 
 // One deployment of a run with several: what it is, its engines' sizes and how busy they were
-// (JSON, and the lines the text output prints from it).
-nlohmann::json deployment_json(const DeploymentResult& d, const ModelSpec& model,
-                               const HardwareSpec& gpu, const ParallelConfig& parallel,
-                               const MemoryPlan& plan, const SchedulerConfig& sc,
+// (JSON, and the lines the text output prints from it). A disaggregated deployment is described
+// by its decode instances, its prefill instances under "prefill".
+nlohmann::json deployment_json(const BuiltDeployment& b, const DeploymentResult& d,
                                const SimulationResult& result, uint32_t k) {
   double busy_s = 0;
+  int replicas = 0;
   for (const ReplicaSummary& r : result.replicas) {
-    if (r.deployment == k) busy_s += r.busy_s;
+    if (r.deployment != k) continue;
+    busy_s += r.busy_s;
+    ++replicas;
   }
-  const double replica_s = parallel.replicas() * result.simulated_s;
-  return {{"name", d.name},
-          {"model", model.name},
-          {"gpu", gpu.name},
-          {"tensor_parallel_size", parallel.tp},
-          {"pipeline_parallel_size", parallel.pp},
-          {"data_parallel_size", parallel.dp},
-          {"gpus", parallel.total_gpus()},
-          {"kv_cache_tokens", plan.kv_cache_tokens},
-          {"max_num_seqs", sc.max_num_seqs},
-          {"max_num_batched_tokens", sc.max_num_batched_tokens},
-          {"max_model_len", sc.max_model_len},
-          {"busy", replica_s > 0 ? busy_s / replica_s : 0.0},
-          {"summary", summary_json(d.summary)}};
+  const DisaggregationSpec& disaggregation = b.spec.disaggregation;
+  const bool split = disaggregation.enabled;
+  const HardwareSpec& gpu = split ? disaggregation.decode.gpu : b.spec.gpu;
+  const ParallelConfig& parallel = split ? disaggregation.decode.parallel : b.spec.parallel;
+  const SchedulerConfig& sc = b.serving.scheduler;
+  const double replica_s = replicas * result.simulated_s;
+  nlohmann::json j = {{"name", d.name},
+                      {"model", b.spec.model.name},
+                      {"gpu", gpu.name},
+                      {"tensor_parallel_size", parallel.tp},
+                      {"pipeline_parallel_size", parallel.pp},
+                      {"data_parallel_size", parallel.dp},
+                      {"gpus", b.metrics.num_gpus},
+                      {"kv_cache_tokens", b.serving.plan.kv_cache_tokens},
+                      {"max_num_seqs", sc.max_num_seqs},
+                      {"max_num_batched_tokens", sc.max_num_batched_tokens},
+                      {"max_model_len", sc.max_model_len},
+                      {"busy", replica_s > 0 ? busy_s / replica_s : 0.0},
+                      {"summary", summary_json(d.summary)}};
+  if (split) {
+    const DisaggregatedRole& p = disaggregation.prefill;
+    j["decode_instances"] = disaggregation.decode.instances;
+    j["prefill"] = {{"instances", p.instances},
+                    {"gpu", p.gpu.name},
+                    {"tensor_parallel_size", p.parallel.tp},
+                    {"pipeline_parallel_size", p.parallel.pp},
+                    {"data_parallel_size", p.parallel.dp},
+                    {"kv_cache_tokens", b.prefill->plan.kv_cache_tokens},
+                    {"max_num_batched_tokens", b.prefill->scheduler.max_num_batched_tokens}};
+  }
+  return j;
 }
 
 nlohmann::json deployments_json(const Simulation& simulation, const SimulationResult& result) {
-  const SimulationConfig& c = simulation.config();
   nlohmann::json list = nlohmann::json::array();
-  for (size_t k = 0; k < result.deployments.size(); ++k) {
-    const DeploymentResult& d = result.deployments[k];
-    if (k == 0) {
-      list.push_back(deployment_json(d, c.model, c.gpu, c.parallel, simulation.memory_plan(),
-                                     simulation.scheduler_config(), result, 0));
-      continue;
-    }
-    const DeploymentSpec& spec = c.deployments[k - 1];
-    list.push_back(deployment_json(
-        d, spec.model, spec.gpu, spec.parallel, simulation.deployment_memory_plan(k - 1),
-        simulation.deployment_scheduler_config(k - 1), result, static_cast<uint32_t>(k)));
+  for (uint32_t k = 0; k < result.deployments.size(); ++k) {
+    list.push_back(deployment_json(simulation.deployments()[k], result.deployments[k], result, k));
   }
   return list;
 }
@@ -176,6 +186,16 @@ void print_deployments(const nlohmann::json& deployments) {
         d["tensor_parallel_size"].get<int>(), d["pipeline_parallel_size"].get<int>(),
         d["data_parallel_size"].get<int>(), d["kv_cache_tokens"].get<long long>(),
         d["max_num_seqs"].get<int>(), d["max_model_len"].get<int>(), 100 * d["busy"].get<double>());
+    if (d.contains("prefill")) {
+      const nlohmann::json& p = d["prefill"];
+      std::printf(
+          "    disaggregated: %d prefill instances on %s (TP %d, PP %d, DP %d; KV cache %lld "
+          "tokens, max_num_batched_tokens %d) and %d decode instances as above\n",
+          p["instances"].get<int>(), p["gpu"].get<std::string>().c_str(),
+          p["tensor_parallel_size"].get<int>(), p["pipeline_parallel_size"].get<int>(),
+          p["data_parallel_size"].get<int>(), p["kv_cache_tokens"].get<long long>(),
+          p["max_num_batched_tokens"].get<int>(), d["decode_instances"].get<int>());
+    }
     auto p50 = [&s](const char* metric) {
       return s.contains(metric) && s[metric].contains("p50_ms") && s[metric]["p50_ms"].is_number()
                  ? s[metric]["p50_ms"].get<double>()

@@ -1,5 +1,6 @@
 #include "sim/run/scenario.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -261,7 +262,7 @@ const nlohmann::json& own_engine_block(JsonObjectReader& r, const std::string& s
 // data_parallel_size D is one vLLM server of D ranks (wide expert parallelism: EP = TP x D).
 DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
                             const nlohmann::json& engine, const std::string& base_dir,
-                            const Catalog& catalog) {
+                            const Catalog& catalog, const std::string& scope) {
   DisaggregatedRole role;
   role.instances = r.has("instances") ? r.positive_int("instances") : 1;
   if (role.instances > 4096) r.fail("instances", "must be at most 4096");
@@ -284,7 +285,7 @@ DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
   }
   nlohmann::json merged = engine.is_object() ? engine : nlohmann::json::object();
   if (r.has("engine")) {
-    merged.merge_patch(own_engine_block(r, "the whole deployment"));
+    merged.merge_patch(own_engine_block(r, scope));
   } else {
     r.raw("engine");
   }
@@ -296,20 +297,24 @@ DisaggregatedRole read_role(JsonObjectReader& r, const SimulationConfig& c,
   return role;
 }
 
-void read_disaggregation(JsonObjectReader& r, SimulationConfig& c, const nlohmann::json& engine,
-                         const std::string& base_dir, const Catalog& catalog) {
-  DisaggregationSpec& d = c.disaggregation;
+// `base` gives each role's defaults: its GPU, parallelism and (with `engine`, the block its
+// engine keys override) flags; `scope` names what the deployment-wide engine keys apply to.
+DisaggregationSpec read_disaggregation(JsonObjectReader& r, const SimulationConfig& base,
+                                       const nlohmann::json& engine, const std::string& base_dir,
+                                       const Catalog& catalog, const std::string& scope) {
+  DisaggregationSpec d;
   d.enabled = true;
   for (const char* name : {"prefill", "decode"}) {
     if (!r.has(name)) {
-      r.fail(name, std::string("is required: a disaggregated deployment needs its ") + name +
-                       " instances ({\"instances\": 1} takes the scenario's GPU and parallelism)");
+      r.fail(name,
+             std::string("is required: a disaggregated deployment needs its ") + name +
+                 " instances ({\"instances\": 1} takes the deployment's GPU and parallelism)");
     }
     const nlohmann::json& block = r.raw(name);
     if (!block.is_object()) r.fail(name, "must be an object");
     JsonObjectReader role(block, r.context() + "." + name);
     (std::string_view(name) == "prefill" ? d.prefill : d.decode) =
-        read_role(role, c, engine, base_dir, catalog);
+        read_role(role, base, engine, base_dir, catalog, scope);
   }
   if (r.has("kv_transfer")) {
     d.kv_transfer = KvTransferSpec::from_json(r.raw("kv_transfer"), r.context() + ".kv_transfer",
@@ -323,13 +328,17 @@ void read_disaggregation(JsonObjectReader& r, SimulationConfig& c, const nlohman
   d.decode_router = parse_router_policy(r.optional<std::string>("decode_router", "least_kv"),
                                         r.context() + ".decode_router");
   r.finish();
+  return d;
 }
 
-// One entry of "deployments": {"name", "model", "gpu", "parallel", "engine", "router"}; its
-// engine block is its own vLLM flags (a separate `vllm serve`), the deployment-wide keys stay
-// in the top-level engine block.
+// One entry of "deployments": {"name", "model", "gpu", "parallel", "engine", "router",
+// "disaggregation", "cost_model"}; its engine block is its own vLLM flags (a separate `vllm
+// serve`), the deployment-wide keys stay in the top-level engine block. Its disaggregation
+// block is the top-level one's, with this deployment's GPU, parallelism and flags as the roles'
+// defaults; its cost_model block the top-level one's (without one, the scenario's roofline).
 DeploymentSpec read_deployment(JsonObjectReader& r, const std::string& base_dir,
                                const Catalog& catalog) {
+  const std::string scope = "every deployment of the scenario";
   DeploymentSpec d;
   d.name = r.required<std::string>("name");
   if (d.name.empty()) r.fail("name", "must not be empty (llm steps call the deployment by it)");
@@ -341,14 +350,41 @@ DeploymentSpec read_deployment(JsonObjectReader& r, const std::string& base_dir,
   } else {
     r.raw("parallel");
   }
+  nlohmann::json engine = nlohmann::json::object();
   if (r.has("engine")) {
-    const nlohmann::json& own = own_engine_block(r, "every deployment of the scenario");
+    engine = own_engine_block(r, scope);
     SimulationConfig own_config;
-    JsonObjectReader e(own, r.context() + ".engine");
+    JsonObjectReader e(engine, r.context() + ".engine");
     read_engine(e, own_config, catalog);
     d.engine = own_config.engine;
   } else {
     r.raw("engine");
+  }
+  if (r.has("cost_model")) {
+    SimulationConfig own_config;
+    JsonObjectReader m(r.raw("cost_model"), r.context() + ".cost_model");
+    read_cost_model(m, own_config, base_dir);
+    d.cost_model =
+        DeploymentCostModel{own_config.profile, own_config.calibrated, own_config.roofline};
+  } else {
+    r.raw("cost_model");
+  }
+  if (r.has("disaggregation")) {
+    if (r.has("router")) {
+      r.fail("router",
+             "does not apply to a disaggregated deployment: set "
+             "disaggregation.prefill_router and disaggregation.decode_router");
+    }
+    const nlohmann::json& block = r.raw("disaggregation");
+    if (!block.is_object()) r.fail("disaggregation", "must be an object");
+    SimulationConfig base;
+    base.gpu = d.gpu;
+    base.parallel = d.parallel;
+    base.engine = d.engine;
+    JsonObjectReader dr(block, r.context() + ".disaggregation");
+    d.disaggregation = read_disaggregation(dr, base, engine, base_dir, catalog, scope);
+  } else {
+    r.raw("disaggregation");
   }
   d.router = parse_router_policy(r.optional<std::string>("router", "round_robin"),
                                  r.context() + ".router");
@@ -383,13 +419,22 @@ void read_deployments(const nlohmann::json& list, SimulationConfig& c, const std
 // the commands that parse scenarios before (or without) simulating them (plan, sweep) refuse a
 // bad workflow with the same one-line error. max_model_len is the engine's, resolved as the
 // memory plan resolves it.
+// A deployment's name and its max_model_len as the memory plan will resolve it (a disaggregated
+// one's: the shorter of its roles'), without sizing its memory.
+DeploymentLimit resolved_limit(const DeploymentSpec& d) {
+  if (!d.disaggregation.enabled)
+    return {d.name, d.engine.resolved_for(d.model, d.gpu).max_model_len};
+  const DisaggregatedRole& p = d.disaggregation.prefill;
+  const DisaggregatedRole& q = d.disaggregation.decode;
+  return {d.name, std::min(p.engine.resolved_for(d.model, p.gpu).max_model_len,
+                           q.engine.resolved_for(d.model, q.gpu).max_model_len)};
+}
+
 void check_agent_workload(const SimulationConfig& c) {
   if (c.workload.kind != WorkloadKind::kAgent) return;
   AgentLimits limits;
-  limits.deployments.push_back({c.model.name, c.engine.resolved_for(c.model, c.gpu).max_model_len});
-  for (const DeploymentSpec& d : c.deployments) {
-    limits.deployments.push_back({d.name, d.engine.resolved_for(d.model, d.gpu).max_model_len});
-  }
+  limits.deployments.push_back(resolved_limit(own_deployment(c)));
+  for (const DeploymentSpec& d : c.deployments) limits.deployments.push_back(resolved_limit(d));
   for (const TenantSpec& t : c.service.tenants) limits.tenants.push_back(t.name);
   parse_agent_workload(c.workload, limits);
 }
@@ -485,8 +530,9 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
     const nlohmann::json& block = r.raw("disaggregation");
     if (!block.is_object()) r.fail("disaggregation", "must be an object");
     JsonObjectReader d(block, origin + ": disaggregation");
-    read_disaggregation(d, c, j.contains("engine") ? j.at("engine") : nlohmann::json(), base_dir,
-                        catalog);
+    c.disaggregation =
+        read_disaggregation(d, c, j.contains("engine") ? j.at("engine") : nlohmann::json(),
+                            base_dir, catalog, "the whole deployment");
   } else {
     r.raw("disaggregation");
   }

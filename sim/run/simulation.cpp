@@ -6,10 +6,10 @@
 #include <sstream>
 
 #include "models/config_error.h"
-#include "models/cost_model_factory.h"
 #include "sim/agent/agent_workload.h"
 #include "sim/core/event_loop.h"
 #include "sim/service/service_path.h"
+#include "sim/serving/cluster.h"
 #include "sim/serving/run_report.h"
 
 namespace servesim {
@@ -26,49 +26,6 @@ constexpr double kNoEvent = std::numeric_limits<double>::infinity();
 constexpr double kMinClientTurnaround_s = 1e-3;
 // Engine steps without progress, beyond the longest prompt's, that make a run a stall.
 constexpr uint64_t kLivelockSteps = 1'000'000;
-// KV offload: seconds a host-tier transfer costs beside its bytes: submitting the DMA copy
-// and the worker's seeing it complete. An estimate, the same as the "pcie" KV-transfer
-// preset's (docs/kv-offload.md); no measurement at hand.
-constexpr double kHostKvLatency_s = 10e-6;
-
-// KV offload: bytes/s per direction of each GPU's host link (engine.kv_offloading_bandwidth_GBps,
-// else the GPU's PCIe figure).
-double host_bandwidth_Bps(const MemoryPlan& plan, const HardwareSpec& gpu) {
-  return plan.engine.kv_offloading_bandwidth_Bps.value_or(gpu.pcie_Bps);
-}
-
-// A host tier needs a link to move blocks over.
-void check_host_link(const MemoryPlan& plan, const HardwareSpec& gpu) {
-  if (plan.num_host_kv_blocks > 0 && !(host_bandwidth_Bps(plan, gpu) > 0)) {
-    throw ConfigError("engine.kv_offloading_size_gib: GPU " + gpu.name +
-                      " has no PCIe bandwidth (pcie_gbs 0); set "
-                      "engine.kv_offloading_bandwidth_GBps");
-  }
-}
-
-// What servesim models of vLLM's --async-scheduling: one engine core overlapping its host
-// work with a single GPU step at a time, as continuous batching runs it.
-void check_async_scheduling(const EngineConfig& engine, const ParallelConfig& parallel,
-                            SchedulingPolicy batching) {
-  if (!engine.async_scheduling) return;
-  if (parallel.pp > 1) {
-    throw ConfigError(
-        "engine.async_scheduling with pipeline parallelism is not modelled (vLLM 0.14 turns it "
-        "off there): set it false or parallel.pipeline_parallel_size 1");
-  }
-  if (batching == SchedulingPolicy::kStatic) {
-    throw ConfigError(
-        "engine.async_scheduling needs continuous batching: set engine.batching "
-        "\"continuous\" or async_scheduling false");
-  }
-}
-
-// The replica's share of an engine's --async-scheduling settings.
-void apply_async_scheduling(const EngineConfig& engine, ReplicaOptions& options) {
-  options.async_scheduling = engine.async_scheduling;
-  options.async_host_overlap = engine.async_host_overlap;
-}
-
 }  // namespace
 
 // Executes the events of one run as a composition: the workload's source sends requests,
@@ -85,7 +42,7 @@ class Simulation::Driver final : public EventHandler,
         source_(make_simulation_source(sim.config_.workload, sim.agent_limits(), observer)),
         report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer,
                 tenant_labels(sim.config_.service.tenants)),
-        specs_(sim.cluster_specs()) {
+        specs_(cluster_specs(sim)) {
     const SimulationConfig& c = sim.config_;
     uint32_t replicas = 0;
     uint32_t groups = 0;
@@ -99,7 +56,9 @@ class Simulation::Driver final : public EventHandler,
       cluster_of_group_.resize(groups, spec.index);
       longest = std::max(longest, cluster->max_model_len());
     }
-    for (const MetricsOptions& m : sim.deployment_metrics_) deployment_metrics_.emplace_back(m);
+    if (sim.deployments_.size() > 1) {
+      for (const BuiltDeployment& b : sim.deployments_) deployment_metrics_.emplace_back(b.metrics);
+    }
     // Every step moves a prefill on by a token or samples one, so no request producing a token
     // or leaving in more steps than the longest prompt's recompute could take, and a million
     // more, is a run going round in circles (a preempted request that took back only the blocks
@@ -226,6 +185,14 @@ class Simulation::Driver final : public EventHandler,
   }
 
  private:
+  static std::vector<ClusterSpec> cluster_specs(const Simulation& sim) {
+    std::vector<ClusterSpec> specs;
+    for (uint32_t k = 0; k < sim.deployments_.size(); ++k) {
+      specs.push_back(sim.deployments_[k].cluster_spec(k, sim.config_));
+    }
+    return specs;
+  }
+
   Cluster& cluster_of(const Event& event) {
     switch (event.kind) {
       case EventKind::kDispatch:
@@ -237,9 +204,7 @@ class Simulation::Driver final : public EventHandler,
     }
   }
 
-  const std::string& deployment_name(uint32_t k) const {
-    return k == 0 ? sim_.config_.model.name : sim_.config_.deployments[k - 1].name;
-  }
+  const std::string& deployment_name(uint32_t k) const { return sim_.deployments_[k].spec.name; }
 
   void start_all() {
     for (const auto& cluster : clusters_) cluster->try_start_all();
@@ -341,263 +306,57 @@ class Simulation::Driver final : public EventHandler,
   uint64_t livelock_steps_ = 0;          // more of them is a stall (see the constructor)
 };
 
-SchedulerConfig scheduler_config_for(const SimulationConfig& config, const MemoryPlan& plan) {
-  const EngineConfig& e = plan.engine;
-  SchedulerConfig sc;
-  sc.max_num_seqs = e.max_num_seqs;
-  sc.max_num_batched_tokens = e.max_num_batched_tokens;
-  sc.max_model_len = e.max_model_len;
-  sc.block_size = e.block_size;
-  sc.num_gpu_blocks = plan.num_gpu_blocks;
-  sc.enable_chunked_prefill = e.enable_chunked_prefill;
-  sc.enable_prefix_caching = e.enable_prefix_caching;
-  sc.long_prefill_token_threshold = config.long_prefill_token_threshold;
-  sc.policy = config.batching;
-  sc.queue_order = config.queue_order;
-  sc.static_batch_size = config.static_batch_size;
-  sc.hash_salt = config.seed;
-  sc.num_speculative_tokens = e.speculative ? e.speculative->num_speculative_tokens : 0;
-  sc.num_host_kv_blocks = plan.num_host_kv_blocks;
-  sc.validate();
-  return sc;
-}
-
-void check_run_settings(const SimulationConfig& config) {
-  if (!(config.static_batch_timeout_s >= 0)) {
-    throw ConfigError("engine.static_batch_timeout_s must be >= 0");
-  }
-  if (!(config.sample_interval_s >= 0)) {
-    throw ConfigError("metrics.sample_interval_s must be >= 0");
-  }
-}
-
-void check_deployments(const SimulationConfig& config) {
-  if (config.deployments.empty()) return;
-  if (config.workload.kind != WorkloadKind::kAgent) {
-    throw ConfigError(
-        "deployments: only an agent workload's llm steps call another deployment (by its "
-        "\"deployment\"); other workloads send every request to the scenario's own: remove "
-        "\"deployments\" or simulate each deployment apart");
-  }
-  const nlohmann::json& agent = config.workload.agent;
-  if (agent.is_object() && ((agent.contains("record_trace") && agent.at("record_trace") == true) ||
-                            agent.contains("trace"))) {
-    throw ConfigError(
-        "deployments: a session trace has no deployment per call yet, so one run with several "
-        "deployments can neither record nor replay one (drop agent.record_trace / agent.trace)");
-  }
-}
-
-Simulation::Role Simulation::build_role(const HardwareSpec& gpu, const ParallelConfig& parallel,
-                                        const EngineConfig& engine) const {
-  check_async_scheduling(engine, parallel, config_.batching);
-  Role role;
-  role.plan = MemoryPlan::compute(config_.model, gpu, parallel, engine);
-  role.scheduler = scheduler_config_for(config_, role.plan);
-  const CostModelChoice choice{config_.profile.get(), config_.calibrated, config_.roofline};
-  role.cost_model = make_cost_model(choice, config_.model, gpu, parallel, role.plan.engine);
-  return role;
-}
-
-void Simulation::build_disaggregated() {
-  const DisaggregationSpec& d = config_.disaggregation;
-  if (config_.parallel.dp != 1) {
-    throw ConfigError(
-        "parallel.data_parallel_size must be 1 with disaggregation: set "
-        "disaggregation.prefill.instances and disaggregation.decode.instances instead");
-  }
-  if (config_.batching == SchedulingPolicy::kStatic) {
-    throw ConfigError(
-        "engine.batching \"static\" cannot be disaggregated (a prefill instance runs each "
-        "request for one token): use \"continuous\"");
-  }
-  const std::pair<const DisaggregatedRole*, const char*> roles[] = {{&d.prefill, "prefill"},
-                                                                    {&d.decode, "decode"}};
-  for (const auto& [role, name] : roles) {
-    try {
-      if (role == &d.prefill) {
-        prefill_ = build_role(role->gpu, role->parallel, role->engine);
-        // A prefill instance answers with the first token, which no draft precedes; its
-        // speculative config only sizes its memory (a draft model's weights).
-        prefill_.scheduler.num_speculative_tokens = 0;
-      } else {
-        own_ = build_role(role->gpu, role->parallel, role->engine);
-      }
-    } catch (const ConfigError& e) {
-      throw ConfigError(std::string("disaggregation.") + name + ": " + e.what());
-    }
-  }
-  config_.metrics.num_gpus = d.total_gpus();
-  if (config_.metrics.price_per_gpu_hour == 0) {
-    // The deployment's hourly price spread over its GPUs.
-    const double prefill_gpus = d.prefill.instances * d.prefill.parallel.total_gpus();
-    const double decode_gpus = d.decode.instances * d.decode.parallel.total_gpus();
-    config_.metrics.price_per_gpu_hour = (prefill_gpus * d.prefill.gpu.price_per_hour_usd +
-                                          decode_gpus * d.decode.gpu.price_per_hour_usd) /
-                                         (prefill_gpus + decode_gpus);
-  }
-}
-
-// Each more deployment is sized and priced on its own model and GPU, by the roofline: a
-// calibrated profile describes the scenario's own model and GPU.
-void Simulation::build_deployments(bool price_given) {
-  check_deployments(config_);
-  double gpus = config_.metrics.num_gpus;
-  double price = gpus * config_.metrics.price_per_gpu_hour;
-  // Each deployment's calls are counted on its own GPUs at its price (the scenario's, when set).
-  const auto own_metrics = [&](int own_gpus, double gpu_price) {
-    MetricsOptions m = config_.metrics;
-    m.num_gpus = own_gpus;
-    if (!price_given) m.price_per_gpu_hour = gpu_price;
-    return m;
-  };
-  // The own deployment's price per GPU as built (a disaggregated one's, averaged over roles).
-  deployment_metrics_.push_back(
-      own_metrics(config_.metrics.num_gpus, config_.metrics.price_per_gpu_hour));
-  for (size_t k = 0; k < config_.deployments.size(); ++k) {
-    const DeploymentSpec& d = config_.deployments[k];
-    Role& role = deployments_.emplace_back();
-    try {
-      check_async_scheduling(d.engine, d.parallel, config_.batching);
-      role.plan = MemoryPlan::compute(d.model, d.gpu, d.parallel, d.engine);
-      role.scheduler = scheduler_config_for(config_, role.plan);
-      const CostModelChoice choice{nullptr, config_.calibrated, config_.roofline};
-      role.cost_model = make_cost_model(choice, d.model, d.gpu, d.parallel, role.plan.engine);
-      check_host_link(role.plan, d.gpu);
-    } catch (const ConfigError& e) {
-      throw ConfigError("deployments[" + std::to_string(k) + "] (\"" + d.name + "\"): " + e.what());
-    }
-    const int own = d.parallel.total_gpus();
-    gpus += own;
-    price += own * d.gpu.price_per_hour_usd;
-    deployment_metrics_.push_back(own_metrics(own, d.gpu.price_per_hour_usd));
-  }
-  config_.metrics.num_gpus = static_cast<int>(gpus);
-  // The scenario's price_per_gpu_hour holds for every GPU; else each GPU's own, averaged.
-  if (!price_given) config_.metrics.price_per_gpu_hour = price / gpus;
-}
-
 Simulation::Simulation(SimulationConfig config) : config_(std::move(config)) {
-  const bool price_given = config_.metrics.price_per_gpu_hour != 0;
-  if (config_.disaggregation.enabled) {
-    build_disaggregated();
-  } else {
-    own_ = build_role(config_.gpu, config_.parallel, config_.engine);
-    config_.metrics.num_gpus = config_.parallel.total_gpus();
-    if (config_.metrics.price_per_gpu_hour == 0) {
-      config_.metrics.price_per_gpu_hour = config_.gpu.price_per_hour_usd;
-    }
-  }
-  if (!config_.deployments.empty()) build_deployments(price_given);
-  check_run_settings(config_);
-  for (const bool prefill : {false, true}) {
+  check_deployments(config_);
+  deployments_.push_back(BuiltDeployment::build(own_deployment(config_), config_));
+  for (size_t k = 0; k < config_.deployments.size(); ++k) {
+    const DeploymentSpec& more = config_.deployments[k];
     try {
-      check_host_link(prefill ? prefill_.plan : own_.plan, gpu_of(prefill));
+      deployments_.push_back(BuiltDeployment::build(more, config_));
     } catch (const ConfigError& e) {
-      throw ConfigError(std::string(prefill ? "disaggregation.prefill: " : "") + e.what());
+      throw ConfigError("deployments[" + std::to_string(k) + "] (\"" + more.name +
+                        "\"): " + e.what());
     }
   }
+  count_gpus();
+  check_run_settings(config_);
   if (config_.workload.kind == WorkloadKind::kAgent) {
     parse_agent_workload(config_.workload, agent_limits());
   }
 }
 
-double Simulation::host_kv_bandwidth_Bps(bool prefill) const {
-  return host_bandwidth_Bps(prefill ? prefill_.plan : own_.plan, gpu_of(prefill));
+// The run's GPUs are every deployment's; the scenario's price_per_gpu_hour holds for each of
+// them, else each GPU's own, averaged.
+void Simulation::count_gpus() {
+  const bool price_given = config_.metrics.price_per_gpu_hour != 0;
+  double gpus = 0;
+  double dollars_per_hour = 0;
+  for (const BuiltDeployment& b : deployments_) {
+    gpus += b.metrics.num_gpus;
+    dollars_per_hour += b.metrics.num_gpus * b.metrics.price_per_gpu_hour;
+  }
+  config_.metrics.num_gpus = static_cast<int>(gpus);
+  if (price_given) return;
+  config_.metrics.price_per_gpu_hour =
+      deployments_.size() == 1 ? own().metrics.price_per_gpu_hour : dollars_per_hour / gpus;
 }
 
-const HardwareSpec& Simulation::gpu_of(bool prefill) const {
-  const DisaggregationSpec& d = config_.disaggregation;
-  if (!d.enabled) return config_.gpu;
-  return prefill ? d.prefill.gpu : d.decode.gpu;
+const BuiltRole& Simulation::own_prefill() const {
+  static const BuiltRole kNone;
+  return own().prefill ? *own().prefill : kNone;
+}
+
+double Simulation::host_kv_bandwidth_Bps(bool prefill) const {
+  return own().host_kv_bandwidth_Bps(prefill);
 }
 
 AgentLimits Simulation::agent_limits() const {
-  int max_model_len = own_.scheduler.max_model_len;
-  if (config_.disaggregation.enabled) {
-    max_model_len = std::min(max_model_len, prefill_.scheduler.max_model_len);
-  }
   AgentLimits limits;
-  limits.deployments.push_back({config_.model.name, max_model_len});
-  for (size_t k = 0; k < deployments_.size(); ++k) {
-    limits.deployments.push_back(
-        {config_.deployments[k].name, deployments_[k].scheduler.max_model_len});
+  for (const BuiltDeployment& b : deployments_) {
+    limits.deployments.push_back({b.spec.name, b.max_model_len()});
   }
   for (const TenantSpec& t : config_.service.tenants) limits.tenants.push_back(t.name);
   return limits;
-}
-
-// Each deployment as its cluster builds it: the roles as built here, their replicas' options,
-// routers and seeds. The seeds are those the run has always used, so fingerprints hold.
-std::vector<ClusterSpec> Simulation::cluster_specs() const {
-  const SimulationConfig& c = config_;
-  const DisaggregationSpec& d = c.disaggregation;
-  const auto role = [&](int servers, const ParallelConfig& parallel, const Role& built,
-                        const ReplicaOptions& options, double host_bandwidth) {
-    ClusterRole r;
-    r.servers = servers;
-    r.parallel = parallel;
-    r.scheduler = &built.scheduler;
-    r.cost_model = built.cost_model.get();
-    r.options = options;
-    r.kv_bytes_per_token = built.plan.kv_bytes_per_token;
-    r.host_kv_bandwidth_Bps = host_bandwidth;
-    return r;
-  };
-  const auto base = [&](uint32_t index) {
-    ClusterSpec spec;
-    spec.index = index;
-    spec.static_batch_timeout_s = c.static_batch_timeout_s;
-    spec.host_kv_latency_s = kHostKvLatency_s;
-    return spec;
-  };
-  ReplicaOptions options;
-  options.vocab_size = c.model.vocab_size;
-  options.sliding_window = c.model.sliding_window;
-  // Only decode steps speculate: a disaggregated deployment's are its decode instances'.
-  options.speculative = make_speculative_cost_model(c.model, d.enabled ? d.decode.gpu : c.gpu,
-                                                    d.enabled ? d.decode.parallel : c.parallel,
-                                                    own_.plan.engine, c.roofline);
-  options.seed = c.seed;
-  apply_async_scheduling(own_.plan.engine, options);
-
-  std::vector<ClusterSpec> specs;
-  ClusterSpec& own = specs.emplace_back(base(0));
-  own.num_layers = c.model.num_layers;
-  own.router = d.enabled ? d.prefill_router : c.router;
-  own.router_seed = c.seed ^ 0x726f75746572ULL;
-  own.decode_router = d.decode_router;
-  own.decode_router_seed = c.seed ^ 0x6465636f6465ULL;
-  own.kv_transfer = d.kv_transfer;
-  if (d.enabled) {
-    ReplicaOptions prefill_options = options;
-    prefill_options.speculative = nullptr;
-    apply_async_scheduling(prefill_.plan.engine, prefill_options);
-    own.roles.push_back(role(d.prefill.instances, d.prefill.parallel, prefill_, prefill_options,
-                             host_kv_bandwidth_Bps(true)));
-    own.roles.push_back(
-        role(d.decode.instances, d.decode.parallel, own_, options, host_kv_bandwidth_Bps()));
-  } else {
-    own.roles.push_back(
-        role(c.parallel.servers, c.parallel, own_, options, host_kv_bandwidth_Bps()));
-  }
-  for (size_t k = 0; k < c.deployments.size(); ++k) {
-    const DeploymentSpec& more = c.deployments[k];
-    const Role& built = deployments_[k];
-    ReplicaOptions more_options = options;
-    more_options.vocab_size = more.model.vocab_size;
-    more_options.sliding_window = more.model.sliding_window;
-    more_options.speculative = make_speculative_cost_model(more.model, more.gpu, more.parallel,
-                                                           built.plan.engine, c.roofline);
-    apply_async_scheduling(built.plan.engine, more_options);
-    ClusterSpec& spec = specs.emplace_back(base(static_cast<uint32_t>(k + 1)));
-    spec.num_layers = more.model.num_layers;
-    spec.router = more.router;
-    spec.router_seed = c.seed ^ (0x6465706c6f79ULL + k);
-    spec.roles.push_back(role(more.parallel.servers, more.parallel, built, more_options,
-                              host_bandwidth_Bps(built.plan, more.gpu)));
-  }
-  return specs;
 }
 
 Simulation::~Simulation() = default;

@@ -151,5 +151,38 @@ TEST(SimulateCommand, EachDeploymentHasItsLineSummaryAndReplicas) {
   fs::remove_all(dir);
 }
 
+// The reviewer disaggregated with --set: its line says so and names its prefill instances; its
+// JSON entry carries them; its replicas are the prefill and decode instances.
+TEST(SimulateCommand, ADisaggregatedMoreDeploymentShowsBothRoles) {
+  // deployments is a list: --set replaces it whole.
+  const std::string set =
+      " --set 'deployments=[{\"name\": \"reviewer\", \"model\": \"Llama-3.1-8B\", "
+      "\"gpu\": \"H100-SXM\", \"disaggregation\": {\"prefill\": {\"instances\": 2}, "
+      "\"decode\": {\"instances\": 1}}}]'";
+  const std::string base = SERVESIM_SOURCE_DIR
+      "/configs/scenarios/agent-planner-reviewer.json --set workload.agent.sessions=20";
+  const CliResult text = run_servesim("simulate " + base + set);
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("  deployment reviewer: Llama-3.1-8B on 3 x H100-SXM"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("    disaggregated: 2 prefill instances on H100-SXM (TP 1, PP 1, DP 1; "
+                          "KV cache "),
+            std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("and 1 decode instances as above"), std::string::npos);
+  EXPECT_NE(text.out.find("    calls 20 (20 completed); TTFT p50"), std::string::npos);
+
+  const CliResult r = run_servesim("simulate " + base + set + " --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["deployments"].size(), 2u);
+  EXPECT_EQ(j["deployments"][1]["gpus"], 3);
+  EXPECT_EQ(j["deployments"][1]["decode_instances"], 1);
+  EXPECT_EQ(j["deployments"][1]["prefill"]["instances"], 2);
+  EXPECT_GT(j["deployments"][1]["prefill"]["kv_cache_tokens"].get<int64_t>(), 0);
+  ASSERT_EQ(j["replicas"].size(), 4u);
+  for (size_t r = 1; r < 4; ++r) EXPECT_EQ(j["replicas"][r]["deployment"], "reviewer");
+}
+
 }  // namespace
 }  // namespace servesim::testing

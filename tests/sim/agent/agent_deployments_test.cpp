@@ -168,6 +168,73 @@ TEST(AgentDeployments, TheOwnDeploymentMayBeDisaggregated) {
   }
 }
 
+// Every deployment is built the same way: the reviewer disaggregated (two prefill H100s, one
+// decode H100) beside the aggregated own deployment.
+nlohmann::json disaggregated_reviewer() {
+  nlohmann::json j = two_models();
+  j["deployments"][0]["disaggregation"] = {
+      {"prefill", {{"instances", 2}}},
+      {"decode", {{"instances", 1}, {"engine", {{"max_num_seqs", 32}}}}},
+      {"kv_transfer", {{"link", "nvlink"}}}};
+  return j;
+}
+
+TEST(AgentDeployments, AMoreDeploymentMayBeDisaggregated) {
+  Simulation sim(parse_scenario(disaggregated_reviewer(), "", "test", Catalog()).config);
+  EXPECT_EQ(sim.config().metrics.num_gpus, 1 + 3);
+  const BuiltDeployment& reviewer = sim.deployments()[1];
+  ASSERT_TRUE(reviewer.prefill.has_value());
+  EXPECT_EQ(reviewer.serving.scheduler.max_num_seqs, 32);      // the decode role's own flag
+  EXPECT_EQ(reviewer.prefill->scheduler.max_model_len, 2048);  // the deployment's engine block
+  Sessions sessions;
+  const SimulationResult result = sim.run(sessions);
+  ASSERT_EQ(sessions.all.size(), 40u);
+  for (const SessionRecord& s : sessions.all) EXPECT_TRUE(s.ok) << s.id;
+  ASSERT_EQ(result.replicas.size(), 4u);
+  EXPECT_EQ(result.replicas[0].role, ReplicaRole::kAggregated);
+  EXPECT_EQ(result.replicas[1].role, ReplicaRole::kPrefill);
+  EXPECT_EQ(result.replicas[2].role, ReplicaRole::kPrefill);
+  EXPECT_EQ(result.replicas[3].role, ReplicaRole::kDecode);
+  for (size_t r = 1; r < 4; ++r) {
+    EXPECT_EQ(result.replicas[r].deployment, 1u);
+    EXPECT_EQ(result.replicas[r].kv_blocks_used_at_end, 0) << r;
+  }
+  EXPECT_GT(result.replicas[1].steps + result.replicas[2].steps, 0);
+  EXPECT_GT(result.replicas[3].steps, 0);
+  ASSERT_EQ(result.deployments.size(), 2u);
+  EXPECT_EQ(result.deployments[1].summary.completed, 40u);
+  // The reviewer's calls crossed a KV transfer; the own deployment's did not.
+  for (const SessionRecord& s : sessions.all) {
+    EXPECT_NEAR(s.path.total_s(), s.e2e_s(), 1e-9 * std::max(1.0, s.e2e_s())) << s.id;
+  }
+  // The same run again: the same fingerprint.
+  Simulation again(parse_scenario(disaggregated_reviewer(), "", "test", Catalog()).config);
+  Observer quiet;
+  EXPECT_EQ(again.run(quiet).fingerprint, result.fingerprint);
+}
+
+// A more deployment's own cost_model block prices its steps; without one it takes the
+// scenario's roofline options.
+TEST(AgentDeployments, AMoreDeploymentMayHaveItsOwnCostModel) {
+  const auto reviewer_tpot_s = [](const nlohmann::json& j) {
+    Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
+    Observer quiet;
+    return sim.run(quiet).deployments[1].summary.tpot.mean_s;
+  };
+  const double base = reviewer_tpot_s(two_models());
+  nlohmann::json slow = two_models();
+  slow["deployments"][0]["cost_model"] = {{"type", "roofline"}, {"memory_efficiency", 0.2}};
+  EXPECT_GT(reviewer_tpot_s(slow), 1.5 * base);
+  // The scenario's own block alone reaches the reviewer too (no block of its own).
+  nlohmann::json scenario_wide = two_models();
+  scenario_wide["cost_model"] = {{"type", "roofline"}, {"memory_efficiency", 0.2}};
+  EXPECT_GT(reviewer_tpot_s(scenario_wide), 1.5 * base);
+  // Its own block wins over the scenario's (the reviewer's steps at the default efficiencies;
+  // its calls come at other times, as the slowed planner sends them).
+  scenario_wide["deployments"][0]["cost_model"] = {{"type", "roofline"}};
+  EXPECT_NEAR(reviewer_tpot_s(scenario_wide), base, 0.05 * base);
+}
+
 // The reviewer as a wide expert-parallel server (Mixtral, TP 2 x DP 2, EP 4) with a host KV
 // tier: its ranks are replicas of their own, its tier and link its GPUs'.
 TEST(AgentDeployments, AMoreDeploymentMayBeAWideEpServerWithAHostKvTier) {
@@ -178,7 +245,7 @@ TEST(AgentDeployments, AMoreDeploymentMayBeAWideEpServerWithAHostKvTier) {
   j["deployments"][0]["engine"]["kv_offloading_size_gib"] = 16;
   Simulation sim(parse_scenario(j, "", "test", Catalog()).config);
   EXPECT_EQ(sim.config().metrics.num_gpus, 1 + 4);
-  EXPECT_GT(sim.deployment_memory_plan(0).num_host_kv_blocks, 0);
+  EXPECT_GT(sim.deployments()[1].serving.plan.num_host_kv_blocks, 0);
   Sessions sessions;
   const SimulationResult result = sim.run(sessions);
   ASSERT_EQ(sessions.all.size(), 40u);
@@ -188,7 +255,8 @@ TEST(AgentDeployments, AMoreDeploymentMayBeAWideEpServerWithAHostKvTier) {
   const double h100_pcie = Catalog().resolve_gpu("H100-SXM").pcie_Bps;
   for (size_t r = 1; r < 3; ++r) {
     EXPECT_EQ(result.replicas[r].deployment, 1u);
-    EXPECT_EQ(result.replicas[r].host_kv.blocks, sim.deployment_memory_plan(0).num_host_kv_blocks);
+    EXPECT_EQ(result.replicas[r].host_kv.blocks,
+              sim.deployments()[1].serving.plan.num_host_kv_blocks);
     EXPECT_DOUBLE_EQ(result.replicas[r].host_kv.bandwidth_Bps, h100_pcie);
     EXPECT_EQ(result.replicas[r].kv_blocks_used_at_end, 0);
   }
@@ -322,6 +390,39 @@ TEST(AgentDeployments, BadDeploymentsAreOneLineErrorsNamingTheKey) {
             "deployments: only an agent workload's llm steps call another deployment (by its "
             "\"deployment\"); other workloads send every request to the scenario's own: remove "
             "\"deployments\" or simulate each deployment apart");
+
+  j = disaggregated_reviewer();
+  j["deployments"][0]["router"] = "least_kv";
+  EXPECT_EQ(error_of(j),
+            "test: deployments[0]: router does not apply to a disaggregated deployment: set "
+            "disaggregation.prefill_router and disaggregation.decode_router");
+
+  j = disaggregated_reviewer();
+  j["deployments"][0]["parallel"] = {{"data_parallel_size", 2}};
+  EXPECT_EQ(error_of(j),
+            "deployments[0] (\"reviewer\"): parallel.data_parallel_size must be 1 with "
+            "disaggregation: set disaggregation.prefill.instances and "
+            "disaggregation.decode.instances instead");
+
+  j = disaggregated_reviewer();
+  j["deployments"][0]["disaggregation"]["decode"]["engine"]["batching"] = "static";
+  EXPECT_EQ(error_of(j),
+            "test: deployments[0].disaggregation.decode: engine.batching applies to every "
+            "deployment of the scenario: set it in the top-level engine block");
+
+  j = disaggregated_reviewer();
+  j["deployments"][0]["disaggregation"]["prefill"]["engine"] = {{"max_model_len", 256}};
+  EXPECT_EQ(error_of(j).rfind("workload.agent.workflows[0].steps[2] (\"review\"): new_tokens "
+                              "cannot fit max_model_len 256 of \"reviewer\"",
+                              0),
+            0u)
+      << error_of(j);
+
+  j = two_models();
+  j["deployments"][0]["cost_model"] = {{"type", "measured"}};
+  EXPECT_EQ(error_of(j),
+            "test: deployments[0].cost_model: type must be \"roofline\" or \"calibrated\" (got "
+            "\"measured\")");
 
   j = two_models();
   j["deployments"][0]["model"] = "Llama-3.1-405B";
