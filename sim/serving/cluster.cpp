@@ -120,7 +120,7 @@ void Cluster::deliver(const RequestSpec& request, double now_s) {
     replicas_[target]->admit(DisaggregatedFlow::prefill_request(request), now_s, prefill_side_,
                              KvTransfer::kSendAfterFinish);
   } else {
-    replicas_[target]->admit(request, now_s, *this);
+    replicas_[target]->admit(request, now_s, listener_);
   }
   try_start(target);
 }
@@ -208,7 +208,11 @@ void Cluster::on_request_left(const RequestSpec& request, const RequestRecord& r
 }
 
 ReplicaListener& Cluster::listener_for(uint32_t r) {
-  return r < num_prefill_ ? static_cast<ReplicaListener&>(prefill_side_) : *this;
+  return r < num_prefill_ ? static_cast<ReplicaListener&>(prefill_side_) : serving_listener();
+}
+
+ReplicaListener& Cluster::serving_listener() {
+  return spec_.disaggregated() ? static_cast<ReplicaListener&>(*this) : listener_;
 }
 
 // Local replicas [first, end) by `router`; returns the local index.

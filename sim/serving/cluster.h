@@ -41,15 +41,13 @@
 
 namespace servesim {
 
-// What a cluster tells the run around it. on_token is called for every token: keep it cheap.
-class ClusterListener {
+// What a cluster tells the run around it. As a ReplicaListener it hears what users see: a
+// token (a prefill instance's is not one; on_token is called for every token, keep it cheap)
+// and a request leaving the deployment with the record the user sees (a disaggregated
+// request's composed from both sides). An aggregated deployment's replicas report to it
+// directly, so a token costs one call.
+class ClusterListener : public ReplicaListener {
  public:
-  virtual ~ClusterListener() = default;
-  // A token the user receives (a prefill instance's is not one); gap_s as ReplicaListener's.
-  virtual void on_token(const RequestSpec& request, std::optional<double> gap_s) = 0;
-  // The request left the deployment; `record` is what the user sees (a disaggregated request's
-  // composed from both sides).
-  virtual void on_request_left(const RequestSpec& request, const RequestRecord& record) = 0;
   // A request moved on without a token for the user (a prefill instance finished it).
   virtual void on_progress() = 0;
   // One of the cluster's replicas ended a step at now_s (after its updates took effect).
@@ -130,7 +128,7 @@ class Cluster final : public ReplicaListener {
   // "; replica N: ... running, ..." for each replica with work left (a stall's message).
   void describe_unfinished(std::ostream& out) const;
 
-  // ReplicaListener, for its aggregated and decode replicas.
+  // ReplicaListener, for a disaggregated deployment's decode instances.
   void on_token(const RequestSpec& request, std::optional<double> gap_s) override;
   void on_request_left(const RequestSpec& request, const RequestRecord& record) override;
 
@@ -160,6 +158,8 @@ class Cluster final : public ReplicaListener {
   void add_servers(const ClusterRole& role);
   uint32_t local(uint32_t replica) const { return replica - first_; }
   ReplicaListener& listener_for(uint32_t r);
+  // Where the replicas that answer users report: the run itself when aggregated.
+  ReplicaListener& serving_listener();
   uint32_t route(Router& router, const RequestSpec& request, uint32_t first, uint32_t end);
   void try_start(uint32_t r);
   void start_together(LockstepGroup& group);
