@@ -9,7 +9,7 @@
 #include <sys/resource.h>
 
 #include "models/catalog.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {

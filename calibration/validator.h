@@ -26,7 +26,8 @@
 
 #include "calibration/engine_server.h"
 #include "models/calibration_profile.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 

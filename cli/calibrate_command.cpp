@@ -18,7 +18,7 @@
 #include "models/cost_model.h"
 #include "models/json_file.h"
 #include "sim/metrics/atomic_file.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

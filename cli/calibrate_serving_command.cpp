@@ -15,7 +15,7 @@
 #include "models/json_file.h"
 #include "plan/parallel_for.h"
 #include "sim/metrics/atomic_file.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

@@ -19,7 +19,7 @@
 #include "sim/metrics/result_writer.h"
 #include "sim/metrics/step_table.h"
 #include "sim/run/run_setup.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {
@@ -84,16 +84,13 @@ CLI::App* add_engine_run_command(CLI::App& engine, EngineRunOptions& o) {
 
 namespace {
 
-RunSetup run_setup(const EngineRunOptions& o, const std::string& scenario,
-                   const std::vector<std::string>& overrides) {
-  RunSetup setup{scenario,
-                 load_json_file(o.scenario),
-                 std::filesystem::path(o.scenario).parent_path().string(),
-                 servesim_version(),
-                 servesim_git_revision(),
-                 o.max_error_rate};
-  apply_overrides(setup.scenario_json, overrides);
-  return setup;
+RunSetup run_setup(const EngineRunOptions& o, const Scenario& scenario) {
+  return RunSetup{scenario.name,
+                  scenario.json,
+                  std::filesystem::path(o.scenario).parent_path().string(),
+                  servesim_version(),
+                  servesim_git_revision(),
+                  o.max_error_rate};
 }
 
 // The scenario's speculation with the acceptance this run measured (nullopt without
@@ -191,7 +188,7 @@ int run_engine_run(const EngineRunOptions& o) {
   j["stopped"] = result.stopped;
   j["setup"] =
       engine_run_setup_json({c, sc, kv_tokens, server.weights().num_params(), o.backend, o.threads},
-                            run_setup(o, scenario.name, overrides));
+                            run_setup(o, scenario));
   j["summary"] = summary_json(result.summary);
   const Knee knee = find_knee(result.by_step, c.metrics.slo, o.max_error_rate);
   if (const nlohmann::json steps = steps_json(result.by_step, c.workload.steps); !steps.empty()) {

@@ -23,7 +23,7 @@
 #include "sim/metrics/diagnosis.h"
 #include "sim/metrics/result_writer.h"
 #include "sim/metrics/step_table.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {
@@ -185,8 +185,7 @@ int run_loadtest_command(const LoadtestCommandOptions& o) {
   }
   Catalog catalog;
   const Scenario scenario = load_scenario(o.scenario, overrides, catalog);
-  nlohmann::json scenario_json = load_json_file(o.scenario);
-  apply_overrides(scenario_json, overrides);
+  const nlohmann::json& scenario_json = scenario.json;
   LoadtestSetup setup{
       o.endpoint,  host_name(),     utc_now_iso8601(), servesim_version(), servesim_git_revision(),
       o.timeout_s, o.max_error_rate};

@@ -21,7 +21,8 @@
 #include "sim/metrics/result_writer.h"
 #include "sim/metrics/step_table.h"
 #include "sim/run/run_setup.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/service/station.h"
 
 namespace servesim {
@@ -283,12 +284,11 @@ int run_simulate(const SimulateOptions& options) {
   Catalog catalog;
   Scenario scenario = load_scenario(options.scenario, overrides, catalog);
   RunSetup setup{scenario.name,
-                 load_json_file(options.scenario),
+                 scenario.json,
                  std::filesystem::path(options.scenario).parent_path().string(),
                  servesim_version(),
                  servesim_git_revision(),
                  options.max_error_rate};
-  apply_overrides(setup.scenario_json, overrides);
   nlohmann::json replay;
   if (!options.replay.empty()) {
     replay = replay_into(scenario.config, setup.scenario_json, options.replay);

@@ -13,7 +13,7 @@
 #include "gui/simulation_runner.h"
 #include "models/config_error.h"
 #include "sim/metrics/run_folder.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::gui {
 namespace {

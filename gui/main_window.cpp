@@ -48,7 +48,8 @@
 #include "gui/tradeoff_controller.h"
 #include "gui/tradeoff_model.h"
 #include "gui/tradeoff_view.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::gui {
 namespace {

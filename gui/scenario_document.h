@@ -20,7 +20,7 @@
 #include <string>
 
 #include "models/catalog.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::gui {
 

@@ -33,7 +33,7 @@
 #include "plan/evaluator.h"
 #include "plan/planner.h"
 #include "plan/work_share.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 

@@ -11,7 +11,8 @@
 #include "models/json_file.h"
 #include "sim/core/csv_line.h"
 #include "sim/core/observer.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

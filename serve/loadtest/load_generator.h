@@ -38,7 +38,7 @@
 #include "serve/loadtest/stream_chunk.h"
 #include "sim/core/observer.h"
 #include "sim/metrics/metrics.h"
-#include "sim/run/simulation.h"
+#include "sim/scenario/simulation_config.h"
 
 namespace servesim {
 

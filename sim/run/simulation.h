@@ -21,7 +21,7 @@
 #include "sim/agent/workflow_spec.h"
 #include "sim/core/observer.h"
 #include "sim/run/built_deployment.h"
-#include "sim/run/simulation_config.h"
+#include "sim/scenario/simulation_config.h"
 #include "sim/run/simulation_result.h"
 
 namespace servesim {

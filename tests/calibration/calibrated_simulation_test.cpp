@@ -5,7 +5,8 @@
 #include "calibration/profile_fitter.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

@@ -15,7 +15,7 @@
 #include "models/catalog.h"
 #include "models/cost_features.h"
 #include "models/model_spec.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::testing {
 

@@ -15,7 +15,8 @@
 #include <sstream>
 
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/workload/workload.h"
 
 namespace servesim {

@@ -9,7 +9,7 @@
 #include "calibration/published_serving_rows.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

@@ -7,7 +7,7 @@
 #include "calibration/serving_case_builder.h"
 #include "calibration/serving_report.h"
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "models/json_file.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -18,7 +18,8 @@
 #include "models/catalog.h"
 #include "models/json_file.h"
 #include "plan/sweep.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::gui {
 namespace {

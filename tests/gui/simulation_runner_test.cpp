@@ -8,7 +8,7 @@
 
 #include "gui_test_registry.h"
 #include "models/catalog.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::gui {
 namespace {

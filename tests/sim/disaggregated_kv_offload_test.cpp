@@ -10,7 +10,7 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "service_test_run.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {

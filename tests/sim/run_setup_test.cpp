@@ -10,7 +10,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/core/observer.h"
-#include "sim/run/scenario.h"
+#include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/service/vllm_frontend.h"
 
 namespace servesim {

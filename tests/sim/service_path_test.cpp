@@ -11,7 +11,7 @@
 
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 #include "tests/sim/service_test_run.h"
 

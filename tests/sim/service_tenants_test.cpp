@@ -11,7 +11,7 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/metrics/diagnosis.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 #include "sim/service/tenant_assigner.h"
 #include "sim/service/tenant_spec.h"

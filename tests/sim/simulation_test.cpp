@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/service/vllm_frontend.h"
 
 namespace servesim {
@@ -260,6 +263,23 @@ TEST(Scenario, OverridesReplaceAndAdd) {
   EXPECT_EQ(j["model"], "Llama-2-13B");
   EXPECT_THROW(apply_overrides(j, {"engine"}), ConfigError);
   EXPECT_THROW(apply_overrides(j, {"model.name=x"}), ConfigError);
+}
+
+// A command reads its scenario file and applies --set once: the Scenario keeps the JSON its
+// config came from, overrides applied, for the run setup to record.
+TEST(Scenario, KeepsTheJsonItWasReadFromWithItsOverrides) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / "servesim_scenario_kept_json.json";
+  {
+    std::ofstream out(path);
+    out << base_scenario().dump();
+  }
+  const Scenario s = load_scenario(path.string(), {"engine.max_num_seqs=24"}, Catalog());
+  std::filesystem::remove(path);
+  nlohmann::json expected = base_scenario();
+  expected["engine"]["max_num_seqs"] = 24;
+  EXPECT_EQ(s.json, expected);
+  EXPECT_EQ(s.config.engine.max_num_seqs, 24);
 }
 
 // Fuzz finding (fuzz_scenario): a value beyond a double is not valid JSON for nlohmann

@@ -9,7 +9,7 @@
 
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 #include "sim/serving/simulated_executor.h"
 

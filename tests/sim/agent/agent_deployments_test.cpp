@@ -14,7 +14,7 @@
 #include "models/config_error.h"
 #include "sim/core/observer.h"
 #include "sim/core/session_record.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {

@@ -12,7 +12,7 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/agent/agent_workload.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {

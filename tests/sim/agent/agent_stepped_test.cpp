@@ -11,7 +11,7 @@
 #include "models/catalog.h"
 #include "sim/core/observer.h"
 #include "sim/core/session_record.h"
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {

@@ -1,4 +1,4 @@
-#include "sim/run/scenario.h"
+#include "sim/scenario/scenario.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -594,6 +594,7 @@ Scenario load_scenario(const std::string& path, const std::vector<std::string>& 
   nlohmann::json j = load_json_file(path);
   apply_overrides(j, overrides);
   Scenario s = parse_scenario(j, fs::path(path).parent_path().string(), path, catalog);
+  s.json = std::move(j);
   const SimulationConfig& c = s.config;
   const std::string warning =
       tenant_priority_warning(c.service.tenants, c.queue_order == QueueOrder::kPriority);

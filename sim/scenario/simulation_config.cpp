@@ -1,4 +1,4 @@
-#include "sim/run/simulation_config.h"
+#include "sim/scenario/simulation_config.h"
 
 #include <string>
 

@@ -20,7 +20,7 @@
 #include "models/roofline_cost_model.h"
 #include "sim/metrics/metrics.h"
 #include "sim/service/service_spec.h"
-#include "sim/serving/deployment_spec.h"
+#include "sim/scenario/deployment_spec.h"
 #include "sim/serving/disaggregation_spec.h"
 #include "sim/serving/router.h"
 #include "sim/workload/workload.h"

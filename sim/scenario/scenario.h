@@ -6,7 +6,9 @@
 // Overrides ("--set engine.max_num_seqs=128") are applied to the JSON before it is read, so
 // they obey the same checks; a value is parsed as JSON when it is valid JSON, else taken as a
 // string. Relative paths (model/GPU files, workload file, traces) resolve against the
-// scenario file's folder. Stateless functions; thread-safe.
+// scenario file's folder. A Scenario keeps the JSON it was read from, overrides applied, so a
+// command reads its file and applies --set once (the run setup records that JSON). Stateless
+// functions; thread-safe.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -14,7 +16,7 @@
 #include <vector>
 
 #include "models/catalog.h"
-#include "sim/run/simulation.h"
+#include "sim/scenario/simulation_config.h"
 
 namespace servesim {
 
@@ -22,6 +24,7 @@ struct Scenario {
   std::string name;
   std::string description;
   SimulationConfig config;
+  nlohmann::json json;  // what `config` was read from: the file with its overrides applied
 };
 
 // Applies "path.to.key=value" overrides in order. Throws ConfigError on a malformed override
