@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 #include "calibration/profile_run.h"
 #include "calibration/profile_target.h"
 #include "engine/runtime/shape_batch.h"

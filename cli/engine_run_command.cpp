@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 #include "calibration/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"

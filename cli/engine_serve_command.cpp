@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <memory>
 
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 #include "calibration/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"

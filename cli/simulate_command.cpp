@@ -9,7 +9,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 #include "calibration/measured_run_reader.h"
 #include "cli/interrupt_flag.h"
 #include "models/config_error.h"

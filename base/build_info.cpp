@@ -1,4 +1,4 @@
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 
 namespace servesim {
 
