@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/engine_server.h"
+#include "engine/realtime/engine_server.h"
 #include "models/calibration_profile.h"
 #include "sim/run/scenario.h"
 

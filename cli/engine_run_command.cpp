@@ -9,7 +9,7 @@
 #include <optional>
 
 #include "base/build_info.h"
-#include "calibration/engine_server.h"
+#include "engine/realtime/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
 #include "models/json_file.h"

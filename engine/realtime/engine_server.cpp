@@ -1,4 +1,4 @@
-#include "calibration/engine_server.h"
+#include "engine/realtime/engine_server.h"
 
 #include <algorithm>
 #include <chrono>
