@@ -16,7 +16,7 @@
 
 #include <optional>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <limits>
 
-#include "calibration/measured_run_reader.h"
+#include "calibration/measured/measured_run_reader.h"
 #include "models/config_error.h"
 #include "models/cuda_graph_mode.h"
 #include "models/engine_config.h"

@@ -22,7 +22,7 @@
 // Stateless; thread-safe.
 #pragma once
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 #include "calibration/serving_fit.h"
 #include "models/catalog.h"
 

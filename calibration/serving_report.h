@@ -32,7 +32,7 @@ struct ServingReport {
   // gives: calibration/prefill_demand.h); the caller's to fill.
   std::vector<std::string> warnings;
   // One line per run given but neither fitted nor held out (e.g. a published row whose source
-  // records no concurrency: calibration/run_provenance.h); the caller's to fill.
+  // records no concurrency: calibration/measured/run_provenance.h); the caller's to fill.
   std::vector<std::string> left_out;
 };
 

@@ -1,4 +1,4 @@
-#include "calibration/vllm_bench_result.h"
+#include "calibration/measured/vllm_bench_result.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "calibration/timing_trace.h"
+#include "calibration/measured/timing_trace.h"
 
 #include <algorithm>
 #include <array>

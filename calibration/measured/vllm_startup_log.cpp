@@ -1,4 +1,4 @@
-#include "calibration/vllm_startup_log.h"
+#include "calibration/measured/vllm_startup_log.h"
 
 #include <charconv>
 #include <cmath>

@@ -34,7 +34,7 @@
 #include <utility>
 #include <vector>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 
 namespace servesim {
 

@@ -1,7 +1,7 @@
 // BenchmarkProtocol: how a closed-loop benchmark issued its requests when its results keep
 // only their means — how many requests per client, how many it left out as warm-up, and how it
-// drew their lengths. Published rows (calibration/published_serving_rows.h) record none of it,
-// and it decides their TTFT: every client sends its first request at once, so the start of a
+// drew their lengths. Published rows (calibration/measured/published_serving_rows.h) record none of
+// it, and it decides their TTFT: every client sends its first request at once, so the start of a
 // run queues N prompts for the engine, and whether those are in the means, and whether exact
 // lengths keep the clients in the phases they started in, moves the mean TTFT more than any
 // cost (docs/validation.md, point 6). The caller states it (calibrate serving

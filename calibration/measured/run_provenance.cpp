@@ -1,4 +1,4 @@
-#include "calibration/run_provenance.h"
+#include "calibration/measured/run_provenance.h"
 
 #include <fstream>
 #include <vector>

@@ -4,8 +4,8 @@
 // how the load was issued, each request's lengths and latencies where the source has them, and
 // the run's summary as the source reported it (or as computed from its requests).
 //
-// Readers (calibration/measured_run_reader.h) fill it; `calibrate serving` replays it in the
-// simulator (the recorded arrivals when there are any, else the recorded load shape with the
+// Readers (calibration/measured/measured_run_reader.h) fill it; `calibrate serving` replays it in
+// the simulator (the recorded arrivals when there are any, else the recorded load shape with the
 // recorded lengths in order) and fits the cost model to its summary.
 //
 // A plain value; thread-safety: none needed.
@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/benchmark_protocol.h"
+#include "calibration/measured/benchmark_protocol.h"
 #include "models/dtype.h"
 #include "sim/metrics/metrics.h"
 
@@ -95,7 +95,7 @@ struct MeasuredRun {
 // numbers, ITL from its gaps; failed requests count as rejected. Requests without a send time
 // are taken as sent at 0 (the duration and throughputs are then the caller's to set). Queueing
 // and the time breakdown are left unmeasured: no client sees them. Added for the readers
-// (calibration/measured_run_reader.h), which fill `summary` with it where a source's own
+// (calibration/measured/measured_run_reader.h), which fill `summary` with it where a source's own
 // aggregates are missing.
 MetricsSummary summary_of_requests(const std::vector<MeasuredRequest>& requests);
 

@@ -1,4 +1,4 @@
-#include "calibration/benchmark_protocol.h"
+#include "calibration/measured/benchmark_protocol.h"
 
 #include "models/config_error.h"
 

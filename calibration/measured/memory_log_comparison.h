@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/vllm_startup_log.h"
+#include "calibration/measured/vllm_startup_log.h"
 #include "models/catalog.h"
 #include "models/memory_plan.h"
 

@@ -23,7 +23,7 @@
 
 #include <string>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 
 namespace servesim {
 

@@ -1,4 +1,4 @@
-#include "calibration/measured_run_reader.h"
+#include "calibration/measured/measured_run_reader.h"
 
 #include <algorithm>
 #include <cctype>
@@ -7,8 +7,8 @@
 #include <fstream>
 #include <map>
 
-#include "calibration/timing_trace.h"
-#include "calibration/vllm_bench_result.h"
+#include "calibration/measured/timing_trace.h"
+#include "calibration/measured/vllm_bench_result.h"
 #include "models/config_error.h"
 #include "sim/core/csv_line.h"
 #include "sim/metrics/result_writer.h"

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 
 namespace servesim {
 

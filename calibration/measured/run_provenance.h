@@ -16,7 +16,7 @@
 #include <string>
 #include <tuple>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 
 namespace servesim {
 

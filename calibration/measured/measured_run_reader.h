@@ -2,8 +2,8 @@
 //   a folder   `servesim loadtest --out` (or any result folder: sim/metrics/run_folder.h);
 //              requests.csv gives each request's send time, lengths, TTFT and E2E, and
 //              summary.json's setup the model and the load shape (its workload block)
-//   .json      a `vllm bench serve --save-result` file (calibration/vllm_bench_result.h)
-//   .jsonl .csv a per-request timing trace (calibration/timing_trace.h)
+//   .json      a `vllm bench serve --save-result` file (calibration/measured/vllm_bench_result.h)
+//   .jsonl .csv a per-request timing trace (calibration/measured/timing_trace.h)
 // run_folder_from(), which puts a MeasuredRun in the shape `servesim compare` reads, so a vllm
 // bench result compares against a simulated folder directly; and replay_spec_from(), the run's
 // requests as the simulator replays them (sim/workload/replay_source.h).
@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 #include "sim/metrics/run_folder.h"
 #include "sim/workload/replay_source.h"
 

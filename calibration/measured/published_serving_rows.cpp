@@ -1,4 +1,4 @@
-#include "calibration/published_serving_rows.h"
+#include "calibration/measured/published_serving_rows.h"
 
 #include <cmath>
 #include <fstream>

@@ -1,4 +1,4 @@
-#include "calibration/memory_log_comparison.h"
+#include "calibration/measured/memory_log_comparison.h"
 
 #include <cmath>
 #include <cstdio>

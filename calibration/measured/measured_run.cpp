@@ -1,4 +1,4 @@
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 
 #include <algorithm>
 #include <cmath>
