@@ -1,12 +1,12 @@
 // `servesim calibrate serving [SCENARIO] --measured RUN... [--model M --gpu G --tp N]`: fits the
-// simulator's few physical parameters (calibration/serving_parameters.h) to serving runs
+// simulator's few physical parameters (calibration/serving/serving_parameters.h) to serving runs
 // measured on a real deployment — vllm bench serve results, loadtest folders, timing traces,
 // published rows — holds some runs out, and reports every metric measured vs simulated before
-// and after the fit (calibration/serving_report.h). With --log, the deployment's memory terms
-// are first fitted to a vLLM start-up log (calibration/measured/memory_log_comparison.h), so the KV
-// capacity the runs are simulated with is the one vLLM had. With --out it writes report.json,
-// profile.json (the fitted values and their provenance) and scenario.json (the base scenario
-// with the fitted values written in, ready for simulate, sweep and plan).
+// and after the fit (calibration/serving/serving_report.h). With --log, the deployment's memory
+// terms are first fitted to a vLLM start-up log (calibration/measured/memory_log_comparison.h), so
+// the KV capacity the runs are simulated with is the one vLLM had. With --out it writes
+// report.json, profile.json (the fitted values and their provenance) and scenario.json (the base
+// scenario with the fitted values written in, ready for simulate, sweep and plan).
 // docs/calibrate-serving.md. Not thread-safe (CLI process).
 #pragma once
 

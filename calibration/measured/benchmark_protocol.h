@@ -6,7 +6,7 @@
 // lengths keep the clients in the phases they started in, moves the mean TTFT more than any
 // cost (docs/validation.md, point 6). The caller states it (calibrate serving
 // --published-protocol); the simulation of such a run issues its requests by it
-// (calibration/serving_case_builder.h).
+// (calibration/serving/serving_case_builder.h).
 //
 // A plain value; thread-safety: none needed.
 #pragma once

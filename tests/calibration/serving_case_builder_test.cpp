@@ -1,4 +1,4 @@
-#include "calibration/serving_case_builder.h"
+#include "calibration/serving/serving_case_builder.h"
 
 #include <gtest/gtest.h>
 

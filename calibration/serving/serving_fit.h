@@ -2,8 +2,8 @@
 // simulator, replaying each measured run's workload on the stated deployment, comes closest
 // to what the runs measured.
 //
-// Two stages, each a bounded least-squares fit (calibration/bounded_least_squares.h), run in
-// turn twice (the second round corrects the first for their coupling: prefills interrupt
+// Two stages, each a bounded least-squares fit (calibration/serving/bounded_least_squares.h), run
+// in turn twice (the second round corrects the first for their coupling: prefills interrupt
 // decodes, queues form behind slow steps):
 //   decode   memory_efficiency, step_overhead_s, seq_overhead_s   to TPOT and ITL means
 //   prefill  compute_efficiency, frontend_scale (and rtt_s, when   to TTFT mean and p99
@@ -28,8 +28,8 @@
 #include <string_view>
 #include <vector>
 
-#include "calibration/bounded_least_squares.h"
-#include "calibration/serving_parameters.h"
+#include "calibration/serving/bounded_least_squares.h"
+#include "calibration/serving/serving_parameters.h"
 #include "sim/metrics/metrics.h"
 #include "sim/run/simulation.h"
 

@@ -1,4 +1,4 @@
-#include "calibration/prefill_demand.h"
+#include "calibration/serving/prefill_demand.h"
 
 #include <cmath>
 

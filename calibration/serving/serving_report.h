@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/serving_fit.h"
+#include "calibration/serving/serving_fit.h"
 
 namespace servesim {
 
@@ -29,7 +29,7 @@ struct ServingReport {
   std::vector<ServingRunReport> runs;  // every run, in input order
   double holdout_fraction = 0;
   // One line per run the fit should not be trusted on (e.g. more prefill than the GPUs' peak
-  // gives: calibration/prefill_demand.h); the caller's to fill.
+  // gives: calibration/serving/prefill_demand.h); the caller's to fill.
   std::vector<std::string> warnings;
   // One line per run given but neither fitted nor held out (e.g. a published row whose source
   // records no concurrency: calibration/measured/run_provenance.h); the caller's to fill.

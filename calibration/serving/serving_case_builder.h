@@ -23,7 +23,7 @@
 #pragma once
 
 #include "calibration/measured/measured_run.h"
-#include "calibration/serving_fit.h"
+#include "calibration/serving/serving_fit.h"
 #include "models/catalog.h"
 
 namespace servesim {

@@ -1,4 +1,4 @@
-#include "calibration/serving_parameters.h"
+#include "calibration/serving/serving_parameters.h"
 
 #include <algorithm>
 

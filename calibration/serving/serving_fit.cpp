@@ -1,4 +1,4 @@
-#include "calibration/serving_fit.h"
+#include "calibration/serving/serving_fit.h"
 
 #include <algorithm>
 #include <cmath>

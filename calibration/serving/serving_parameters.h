@@ -21,7 +21,7 @@
 #include <string_view>
 #include <vector>
 
-#include "calibration/bounded_least_squares.h"
+#include "calibration/serving/bounded_least_squares.h"
 #include "sim/run/simulation.h"
 
 namespace servesim {
