@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-#include "calibration/profile_grid.h"
+#include "calibration/profile/profile_grid.h"
 #include "models/model_spec.h"
 
 namespace servesim {

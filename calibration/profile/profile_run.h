@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/profile_grid.h"
+#include "calibration/profile/profile_grid.h"
 #include "engine/runtime/model_runner.h"
 
 namespace servesim {

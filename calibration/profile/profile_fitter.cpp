@@ -1,11 +1,11 @@
-#include "calibration/profile_fitter.h"
+#include "calibration/profile/profile_fitter.h"
 
 #include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <map>
 
-#include "calibration/nnls.h"
+#include "calibration/profile/nnls.h"
 #include "models/config_error.h"
 #include "models/cost_features.h"
 #include "models/model_spec.h"

@@ -1,4 +1,4 @@
-#include "calibration/profile_grid.h"
+#include "calibration/profile/profile_grid.h"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "calibration/speed_probe.h"
+#include "calibration/profile/speed_probe.h"
 
 #include <chrono>
 #include <memory>

@@ -1,4 +1,4 @@
-#include "calibration/profiler.h"
+#include "calibration/profile/profiler.h"
 
 #include <chrono>
 #include <ctime>
@@ -8,8 +8,8 @@
 #include <set>
 
 #include "base/build_info.h"
-#include "calibration/profile_run.h"
-#include "calibration/profile_target.h"
+#include "calibration/profile/profile_run.h"
+#include "calibration/profile/profile_target.h"
 #include "engine/runtime/shape_batch.h"
 #include "engine/runtime/weights.h"
 #include "models/catalog.h"

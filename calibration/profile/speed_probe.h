@@ -12,7 +12,7 @@
 #include <span>
 #include <vector>
 
-#include "calibration/profile_target.h"
+#include "calibration/profile/profile_target.h"
 #include "models/calibration_profile.h"
 
 namespace servesim {

@@ -1,11 +1,11 @@
-#include "calibration/validator.h"
+#include "calibration/profile/validator.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
 
-#include "calibration/speed_probe.h"
+#include "calibration/profile/speed_probe.h"
 #include "engine/runtime/backend.h"
 #include "models/calibrated_cost_model.h"
 #include "models/config_error.h"

@@ -1,4 +1,4 @@
-#include "calibration/profile_target.h"
+#include "calibration/profile/profile_target.h"
 
 #include "engine/runtime/backend.h"
 #include "engine/runtime/weights.h"

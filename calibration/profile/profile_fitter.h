@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/profile_run.h"
+#include "calibration/profile/profile_run.h"
 #include "models/calibration_profile.h"
 
 namespace servesim {
