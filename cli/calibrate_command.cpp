@@ -9,9 +9,9 @@
 #include <fstream>
 #include <iostream>
 
-#include "calibration/profile_fitter.h"
-#include "calibration/profile_run.h"
-#include "calibration/validator.h"
+#include "calibration/profile/profile_fitter.h"
+#include "calibration/profile/profile_run.h"
+#include "calibration/profile/validator.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/cost_features.h"

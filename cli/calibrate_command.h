@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "calibration/profiler.h"
+#include "calibration/profile/profiler.h"
 #include "cli/calibrate_serving_command.h"
 
 namespace servesim {

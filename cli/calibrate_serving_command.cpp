@@ -4,13 +4,13 @@
 #include <filesystem>
 #include <fstream>
 
-#include "calibration/measured_run_reader.h"
-#include "calibration/memory_log_comparison.h"
-#include "calibration/prefill_demand.h"
-#include "calibration/published_serving_rows.h"
-#include "calibration/run_provenance.h"
-#include "calibration/serving_case_builder.h"
-#include "calibration/serving_report.h"
+#include "calibration/measured/measured_run_reader.h"
+#include "calibration/measured/memory_log_comparison.h"
+#include "calibration/measured/published_serving_rows.h"
+#include "calibration/measured/run_provenance.h"
+#include "calibration/serving/prefill_demand.h"
+#include "calibration/serving/serving_case_builder.h"
+#include "calibration/serving/serving_report.h"
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "plan/parallel_for.h"

@@ -1,12 +1,12 @@
 // `servesim calibrate serving [SCENARIO] --measured RUN... [--model M --gpu G --tp N]`: fits the
-// simulator's few physical parameters (calibration/serving_parameters.h) to serving runs
+// simulator's few physical parameters (calibration/serving/serving_parameters.h) to serving runs
 // measured on a real deployment — vllm bench serve results, loadtest folders, timing traces,
 // published rows — holds some runs out, and reports every metric measured vs simulated before
-// and after the fit (calibration/serving_report.h). With --log, the deployment's memory terms
-// are first fitted to a vLLM start-up log (calibration/memory_log_comparison.h), so the KV
-// capacity the runs are simulated with is the one vLLM had. With --out it writes report.json,
-// profile.json (the fitted values and their provenance) and scenario.json (the base scenario
-// with the fitted values written in, ready for simulate, sweep and plan).
+// and after the fit (calibration/serving/serving_report.h). With --log, the deployment's memory
+// terms are first fitted to a vLLM start-up log (calibration/measured/memory_log_comparison.h), so
+// the KV capacity the runs are simulated with is the one vLLM had. With --out it writes
+// report.json, profile.json (the fitted values and their provenance) and scenario.json (the base
+// scenario with the fitted values written in, ready for simulate, sweep and plan).
 // docs/calibrate-serving.md. Not thread-safe (CLI process).
 #pragma once
 
@@ -24,10 +24,10 @@ struct CalibrateServingOptions {
   int tp = 1;                          // without a scenario: tensor parallel size
   int max_model_len = 0;               // without a scenario: tokens; 0 = the model's
   std::vector<std::string> measured;   // files or folders
-  // How published rows were benchmarked (calibration/benchmark_protocol.h).
+  // How published rows were benchmarked (calibration/measured/benchmark_protocol.h).
   std::string published_protocol = "aiconfigurator";
   std::string log;  // a vLLM start-up log of the deployment; empty: none
-  // What the published rows' source records of each run (calibration/run_provenance.h);
+  // What the published rows' source records of each run (calibration/measured/run_provenance.h);
   // empty: every row taken at its word.
   std::string provenance;
   double holdout = 0.25;         // fraction of the runs held out

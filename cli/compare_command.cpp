@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <iostream>
 
-#include "calibration/measured_run_reader.h"
-#include "calibration/vllm_bench_result.h"
+#include "calibration/measured/measured_run_reader.h"
+#include "calibration/measured/vllm_bench_result.h"
 #include "cli/cdf_plot.h"
 #include "models/config_error.h"
 #include "models/json_file.h"

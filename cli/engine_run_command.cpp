@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
-#include "calibration/build_info.h"
-#include "calibration/engine_server.h"
+#include "base/build_info.h"
+#include "engine/realtime/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "models/config_error.h"
 #include "models/json_file.h"

@@ -1,7 +1,7 @@
 // `servesim engine run SCENARIO.json [--set key=value ...] [--seed N] [--threads N]
 // [--num-blocks N | --kv-cache-mib N] [--max-requests N] [--checkpoint F ...] [--force]
 // [--out DIR] [--json] [--trace FILE] [--profile]`: serves the scenario's workload on the
-// built-in engine in real time (calibration/engine_server.h) and prints what `servesim
+// built-in engine in real time (engine/realtime/engine_server.h) and prints what `servesim
 // simulate` prints for the same scenario — the same summary table, the same JSON keys, and
 // with --out the same requests.csv, timeseries.csv and summary.json — so the two compare
 // line by line. --trace writes the engine's per-step JSON lines (per-op times with

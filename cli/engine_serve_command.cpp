@@ -8,8 +8,8 @@
 #include <filesystem>
 #include <memory>
 
-#include "calibration/build_info.h"
-#include "calibration/engine_server.h"
+#include "base/build_info.h"
+#include "engine/realtime/engine_server.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/engine.h"
 #include "engine/runtime/kv_cache_size.h"

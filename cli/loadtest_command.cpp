@@ -13,7 +13,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 #include "models/config_error.h"
 #include "models/json_file.h"
 #include "serve/loadtest/load_generator.h"

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "calibration/build_info.h"
+#include "base/build_info.h"
 #include "cli/calibrate_command.h"
 #include "cli/compare_command.h"
 #include "cli/engine_command.h"

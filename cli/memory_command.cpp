@@ -3,7 +3,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "calibration/memory_log_comparison.h"
+#include "calibration/measured/memory_log_comparison.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "models/json_file.h"

@@ -1,6 +1,6 @@
 // `servesim memory [deployment flags] [--json]`: the per-GPU memory budget and KV-cache
 // capacity of a deployment, as vLLM computes them at start-up (models/memory_plan.h).
-// `--from-log vllm.log`: reads a vLLM start-up log (calibration/vllm_startup_log.h), takes
+// `--from-log vllm.log`: reads a vLLM start-up log (calibration/measured/vllm_startup_log.h), takes
 // the model, parallelism, dtypes, max_model_len, utilization, batch limits, version and GPU
 // total from it unless a flag sets them (flags win), and prints servesim's budget beside the
 // log's, term by term; `--fit` adds the non-torch / activation / CUDA-graph terms that make

@@ -9,8 +9,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "calibration/build_info.h"
-#include "calibration/measured_run_reader.h"
+#include "base/build_info.h"
+#include "calibration/measured/measured_run_reader.h"
 #include "cli/interrupt_flag.h"
 #include "models/config_error.h"
 #include "models/json_file.h"

@@ -9,15 +9,10 @@
 #include <span>
 #include <vector>
 
+#include "base/sampling_params.h"
 #include "base/xoshiro256.h"
 
 namespace servesim {
-
-struct SamplingParams {
-  float temperature = 0.0f;  // 0: greedy (argmax, lowest id on ties). REQUIRES: >= 0
-  float top_p = 1.0f;        // keep the smallest set of tokens whose mass reaches top_p. (0, 1]
-  uint64_t seed = 0;         // the generator's seed
-};
 
 // The sampler's draws: base/xoshiro256.h's stream, as floats.
 class SamplingRng {

@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/sampling_params.h"
 #include "engine/runtime/backend.h"
 #include "engine/runtime/runner.h"
 #include "engine/runtime/step_trace.h"

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "base/sampling_params.h"
 #include "engine/runtime/engine.h"
 #include "serve/server/serve_metrics.h"
 

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernels/sampler.h"
+#include "base/sampling_params.h"
 #include "serve/server/tokenizer.h"
 
 namespace servesim {

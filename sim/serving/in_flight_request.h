@@ -1,7 +1,7 @@
 // InFlightRequest: a request between its arrival at an engine and its leaving, with the times
 // the serving loop records as steps go — first scheduled, first and last token — and the
 // RequestRecord it becomes when the engine reports it finished. Shared by the simulator's
-// Replica and calibration's EngineServer so a simulated and a served request are recorded
+// Replica and engine/realtime's EngineServer so a simulated and a served request are recorded
 // alike.
 //
 // Plain value; thread-compatible.

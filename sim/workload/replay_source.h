@@ -12,7 +12,7 @@
 //   all at once         every request at t = 0 (request rate inf and no cap)
 // A cap combines with either timing as in vllm bench: a request is sent at its planned time
 // or when a slot frees, whichever is later.
-// The conversion from a measured run (calibration/measured_run.h) lives in calibration
+// The conversion from a measured run (calibration/measured/measured_run.h) lives there
 // (replay_spec_from), so this layer reads no measured formats.
 // ReplaySpec is a plain value, shared read-only between the sources made from it;
 // ReplaySource is not thread-safe.

@@ -1,4 +1,4 @@
-#include "calibration/bounded_least_squares.h"
+#include "calibration/serving/bounded_least_squares.h"
 
 #include <gtest/gtest.h>
 

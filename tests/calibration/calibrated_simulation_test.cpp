@@ -2,7 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "calibration/profile_fitter.h"
+#include "calibration/profile/profile_fitter.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
 #include "sim/run/simulation.h"

@@ -10,8 +10,8 @@
 #include <random>
 #include <string>
 
-#include "calibration/profile_grid.h"
-#include "calibration/profile_run.h"
+#include "calibration/profile/profile_grid.h"
+#include "calibration/profile/profile_run.h"
 #include "models/catalog.h"
 #include "models/cost_features.h"
 #include "models/model_spec.h"

@@ -2,7 +2,7 @@
 // stream, generate exactly each request's output length, stamp consistent times, and refuse
 // what it cannot serve with one-line errors. Workloads arrive fast (tens of ms in all) so each
 // test takes well under a second.
-#include "calibration/engine_server.h"
+#include "engine/realtime/engine_server.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

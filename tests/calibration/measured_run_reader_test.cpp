@@ -3,7 +3,7 @@
 // aliases, CSV), a loadtest folder — against recorded examples in data/measured/ written from
 // the formats' source; the model check; run_folder_from and replay_spec_from; and every bad
 // input as a one-line ConfigError naming the file and the key.
-#include "calibration/measured_run_reader.h"
+#include "calibration/measured/measured_run_reader.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "calibration/timing_trace.h"
-#include "calibration/vllm_bench_result.h"
+#include "calibration/measured/timing_trace.h"
+#include "calibration/measured/vllm_bench_result.h"
 #include "models/config_error.h"
 
 namespace servesim {

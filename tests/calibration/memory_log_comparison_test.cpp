@@ -1,6 +1,6 @@
 // MemoryLogComparison and MemoryLogFit on the kv-capacity-observations.csv rows written as
 // vLLM logs (tests/calibration/data/vllm-logs), and the version-dependent CUDA-graph term.
-#include "calibration/memory_log_comparison.h"
+#include "calibration/measured/memory_log_comparison.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "calibration/nnls.h"
+#include "calibration/profile/nnls.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // prefill_demand: the request rate a measured run's own numbers give, and the GPU time its
 // prefills needed at the least — a published closed-loop row that asks more than the GPU's
 // peak is told from one that does not.
-#include "calibration/prefill_demand.h"
+#include "calibration/serving/prefill_demand.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "calibration/profile_fitter.h"
+#include "calibration/profile/profile_fitter.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-#include "calibration/profile_run.h"
+#include "calibration/profile/profile_run.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>

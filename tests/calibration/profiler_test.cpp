@@ -1,4 +1,4 @@
-#include "calibration/profiler.h"
+#include "calibration/profile/profiler.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <fstream>
 
-#include "calibration/profile_fitter.h"
-#include "calibration/profile_run.h"
+#include "calibration/profile/profile_fitter.h"
+#include "calibration/profile/profile_run.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
 

@@ -2,7 +2,7 @@
 // has — "inf", or so small that the millisecond-to-second conversion gives 0 — the inputs of
 // fuzz_published_rows (tests/fuzz/corpus/fuzz_published_rows/regress-*), each a one-line error
 // naming the file, line and column.
-#include "calibration/published_serving_rows.h"
+#include "calibration/measured/published_serving_rows.h"
 
 #include <gtest/gtest.h>
 

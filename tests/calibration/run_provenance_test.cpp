@@ -2,7 +2,7 @@
 // provenance CSV beside them; every malformed line, a run it does not list and a run it records
 // at another load are one-line errors naming the file, the line or the run. The shipped file for
 // the shared Qwen3-32B set lists every row, and exactly its three fp8 runs without a load.
-#include "calibration/run_provenance.h"
+#include "calibration/measured/run_provenance.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "calibration/published_serving_rows.h"
+#include "calibration/measured/published_serving_rows.h"
 #include "models/config_error.h"
 #include "tests/calibration/calibration_test_util.h"
 

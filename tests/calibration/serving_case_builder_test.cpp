@@ -1,4 +1,4 @@
-#include "calibration/serving_case_builder.h"
+#include "calibration/serving/serving_case_builder.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <fstream>
 #include <limits>
 
-#include "calibration/published_serving_rows.h"
+#include "calibration/measured/published_serving_rows.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
 #include "sim/scenario/scenario.h"

@@ -1,11 +1,11 @@
-#include "calibration/serving_fit.h"
+#include "calibration/serving/serving_fit.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "calibration/serving_case_builder.h"
-#include "calibration/serving_report.h"
+#include "calibration/serving/serving_case_builder.h"
+#include "calibration/serving/serving_report.h"
 #include "models/config_error.h"
 #include "sim/scenario/scenario.h"
 

@@ -1,4 +1,4 @@
-#include "calibration/serving_report.h"
+#include "calibration/serving/serving_report.h"
 
 #include <gtest/gtest.h>
 

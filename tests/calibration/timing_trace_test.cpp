@@ -3,7 +3,7 @@
 // (tests/fuzz/corpus/fuzz_timing_trace_*/regress-*): a last token more than 1e9 s after the
 // send (infinite for -1e308 .. 1e308), sends spread over more than 1e9 s. Each names the file
 // and the line; timestamps of any epoch within that span still read.
-#include "calibration/timing_trace.h"
+#include "calibration/measured/timing_trace.h"
 
 #include <gtest/gtest.h>
 

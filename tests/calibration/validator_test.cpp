@@ -1,14 +1,14 @@
 // calibrate validate's arithmetic: medians and spreads over several engine runs, the step check
 // over the engine's own steps, and the options it refuses.
-#include "calibration/validator.h"
+#include "calibration/profile/validator.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 
-#include "calibration/profile_fitter.h"
-#include "calibration/speed_probe.h"
+#include "calibration/profile/profile_fitter.h"
+#include "calibration/profile/speed_probe.h"
 #include "calibration_test_util.h"
 #include "models/config_error.h"
 

@@ -3,7 +3,7 @@
 // regress-*): a latency or send-time span beyond 1e9 s whose sums overflow to infinity, summary
 // latencies and throughputs below 0, a duration of 0, null or so short that the throughputs are
 // infinite, counts whose sum wraps. Each is a one-line ConfigError naming the key.
-#include "calibration/vllm_bench_result.h"
+#include "calibration/measured/vllm_bench_result.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // VllmStartupLog on excerpts in each version's wording (tests/calibration/data/vllm-logs,
 // figures of kv-capacity-observations.csv rows), and on logs it must refuse.
-#include "calibration/vllm_startup_log.h"
+#include "calibration/measured/vllm_startup_log.h"
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "calibration/memory_log_comparison.h"
+#include "calibration/measured/memory_log_comparison.h"
 #include "models/catalog.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/startup_log_check.h"

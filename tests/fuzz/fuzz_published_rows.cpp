@@ -1,10 +1,11 @@
-// libFuzzer target: a CSV of published serving runs (calibration/published_serving_rows.h),
-// first told apart as `calibrate serving` does (is_published_serving_rows), then read. Only
-// ConfigError may escape, and every row read must be a run the fitter can replay: TP, PP and
-// concurrency >= 1, lengths >= 1, mean TTFT and TPOT finite and > 0 (measured_run_check.h).
+// libFuzzer target: a CSV of published serving runs
+// (calibration/measured/published_serving_rows.h), first told apart as `calibrate serving` does
+// (is_published_serving_rows), then read. Only ConfigError may escape, and every row read must be a
+// run the fitter can replay: TP, PP and concurrency >= 1, lengths >= 1, mean TTFT and TPOT finite
+// and > 0 (measured_run_check.h).
 #include <cmath>
 
-#include "calibration/published_serving_rows.h"
+#include "calibration/measured/published_serving_rows.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/measured_run_check.h"
 

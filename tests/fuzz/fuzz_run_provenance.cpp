@@ -1,7 +1,7 @@
-// libFuzzer target: a provenance file of published serving runs (calibration/run_provenance.h),
-// read, then asked about a run it lists. Only ConfigError may escape, and a run the file
-// records at the load it names must read as measured there.
-#include "calibration/run_provenance.h"
+// libFuzzer target: a provenance file of published serving runs
+// (calibration/measured/run_provenance.h), read, then asked about a run it lists. Only ConfigError
+// may escape, and a run the file records at the load it names must read as measured there.
+#include "calibration/measured/run_provenance.h"
 #include "tests/fuzz/fuzz_input.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,11 +1,11 @@
-// libFuzzer target for the per-request timing trace (calibration/timing_trace.h), one binary
-// per encoding (SERVESIM_FUZZ_TIMING_TRACE_EXT: ".csv" or ".jsonl"): the input is the trace
+// libFuzzer target for the per-request timing trace (calibration/measured/timing_trace.h), one
+// binary per encoding (SERVESIM_FUZZ_TIMING_TRACE_EXT: ".csv" or ".jsonl"): the input is the trace
 // file. Only ConfigError may escape, and a trace that reads must hold together
 // (measured_run_check.h): every request has an arrival, in send order from 0, and the summary
 // counts every request.
 #include <algorithm>
 
-#include "calibration/timing_trace.h"
+#include "calibration/measured/timing_trace.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/measured_run_check.h"
 

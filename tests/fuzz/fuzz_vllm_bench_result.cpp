@@ -2,7 +2,7 @@
 // `calibrate serving` reads it (read_vllm_bench_result). Only ConfigError may escape, and a run
 // that reads must hold together (measured_run_check.h), with per-request arrays of one length
 // and at most as many failed requests as the file has.
-#include "calibration/vllm_bench_result.h"
+#include "calibration/measured/vllm_bench_result.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/measured_run_check.h"
 

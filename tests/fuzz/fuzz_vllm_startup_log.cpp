@@ -1,9 +1,9 @@
-// libFuzzer target: a vLLM start-up log (calibration/vllm_startup_log.h), parsed line by line
-// as `servesim memory --from-log` parses it. Only ConfigError may escape, and a log that parses
-// must hold together (startup_log_check.h).
+// libFuzzer target: a vLLM start-up log (calibration/measured/vllm_startup_log.h), parsed line by
+// line as `servesim memory --from-log` parses it. Only ConfigError may escape, and a log that
+// parses must hold together (startup_log_check.h).
 #include <sstream>
 
-#include "calibration/vllm_startup_log.h"
+#include "calibration/measured/vllm_startup_log.h"
 #include "tests/fuzz/fuzz_input.h"
 #include "tests/fuzz/startup_log_check.h"
 

@@ -421,7 +421,7 @@ def cpp_string_literals(block):
                     for lit in re.findall(r'"((?:[^"\\]|\\.)*)"', block))
 
 
-# Phrases of every line VllmStartupLog recognises (calibration/vllm_startup_log.h).
+# Phrases of every line VllmStartupLog recognises (calibration/measured/vllm_startup_log.h).
 LOG_PHRASES = [
     "Initializing a V1 LLM engine (v", "Initializing an LLM engine (v", ") with config: ",
     "non-default args: {", "vLLM API server version ", "Chunked prefill is enabled with ",

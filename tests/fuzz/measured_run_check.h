@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "calibration/measured_run.h"
+#include "calibration/measured/measured_run.h"
 
 namespace servesim::fuzz {
 

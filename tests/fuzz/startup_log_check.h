@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <optional>
 
-#include "calibration/vllm_startup_log.h"
+#include "calibration/measured/vllm_startup_log.h"
 #include "tests/fuzz/measured_run_check.h"
 
 namespace servesim::fuzz {
