@@ -24,6 +24,7 @@
 
 #include "gui/chart_style.h"
 #include "gui/compare_model.h"
+#include "gui/error_style.h"
 
 namespace servesim::gui {
 namespace {
@@ -128,7 +129,7 @@ bool CompareView::remove_selected() {
 
 void CompareView::show_message(const QString& text, bool error) {
   message_->setText(text);
-  message_->setStyleSheet(error ? QStringLiteral("color: #c62828; font-weight: bold;") : QString());
+  message_->setStyleSheet(error ? error_text_style(/*bold=*/true) : QString());
 }
 
 QString CompareView::message() const {

@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "gui/error_style.h"
 #include "gui/scenario_document.h"
 #include "models/parallel_config.h"
 #include "models/speculative_config.h"
@@ -18,7 +19,6 @@
 namespace servesim::gui {
 namespace {
 
-const char* const kInvalidStyle = "border: 1px solid #c62828;";
 const char* const kExpertParallel = "parallel.enable_expert_parallel";
 const char* const kZipf = "parallel.expert_zipf_exponent";
 const char* const kSpeculative = "engine.speculative";
@@ -316,7 +316,7 @@ void FeaturesEdit::refresh_field(const Field& f) {
       (error.contains(dotted) || error.contains(dotted.left(dot) + QStringLiteral(": ") + leaf) ||
        (f.key == kSpeculative && error.contains(QLatin1String("speculative"))));
   f.widget->setProperty("invalid", invalid);
-  f.widget->setStyleSheet(invalid ? QString::fromLatin1(kInvalidStyle) : QString());
+  f.widget->setStyleSheet(invalid ? invalid_field_style() : QString());
   f.widget->setToolTip(invalid ? error : f.tip);
 }
 

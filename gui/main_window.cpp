@@ -32,6 +32,7 @@
 #include "gui/compare_view.h"
 #include "gui/csv_export.h"
 #include "gui/diagnosis_view.h"
+#include "gui/error_style.h"
 #include "gui/latency_cdf_model.h"
 #include "gui/latency_view.h"
 #include "gui/memory_plan_model.h"
@@ -385,7 +386,7 @@ void MainWindow::cancel_all() {
 
 void MainWindow::show_banner(const QString& text, bool error) {
   banner_->setText(text);
-  banner_->setStyleSheet(error ? QStringLiteral("color: #c62828; font-weight: bold;") : QString());
+  banner_->setStyleSheet(error ? error_text_style(/*bold=*/true) : QString());
 }
 
 QString MainWindow::banner_text() const {

@@ -4,6 +4,7 @@
 #include <QColor>
 #include <utility>
 
+#include "gui/error_style.h"
 #include "models/config_error.h"
 
 namespace servesim::gui {
@@ -119,7 +120,7 @@ QVariant MemoryPlanModel::data(const QModelIndex& index, int role) const {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role == Qt::ForegroundRole && row == kKvCache && cell_bytes(row, index.column()) <= 0) {
-    return QBrush(QColor(0xc6, 0x28, 0x28));
+    return error_brush();
   }
   return {};
 }

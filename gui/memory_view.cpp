@@ -12,6 +12,7 @@
 #include <array>
 
 #include "gui/chart_style.h"
+#include "gui/error_style.h"
 #include "gui/memory_plan_model.h"
 
 namespace servesim::gui {
@@ -118,8 +119,8 @@ void MemoryView::redraw() {
                            .arg(plan->engine.max_model_len)
                            .arg(plan->max_concurrency, 0, 'f', 2));
   } else {
-    headline_->setText(tr("<span style='color:#c62828'><b>Does not fit:</b> %1</span>")
-                           .arg(model_->problem().toHtmlEscaped()));
+    headline_->setText(
+        error_html(tr("<b>Does not fit:</b> %1").arg(model_->problem().toHtmlEscaped())));
   }
 }
 

@@ -22,6 +22,7 @@
 #include <limits>
 #include <utility>
 
+#include "gui/error_style.h"
 #include "gui/features_edit.h"
 #include "gui/length_distribution_edit.h"
 #include "gui/scenario_document.h"
@@ -32,7 +33,6 @@ namespace servesim::gui {
 namespace {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
-const char* const kInvalidStyle = "border: 1px solid #c62828;";
 const char* const kArrivalTypeKey = "workload.arrival.type";
 // A check box's value when the scenario lacks its key (a bool property; unset: checked).
 const char* const kWhenAbsent = "servesim_when_absent";
@@ -273,7 +273,7 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
 
   error_->setWordWrap(true);
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  error_->setStyleSheet(QStringLiteral("color: #c62828;"));
+  error_->setStyleSheet(error_text_style(/*bold=*/false));
   error_->setObjectName(QStringLiteral("validation_error"));
 
   text_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
@@ -479,7 +479,7 @@ void ScenarioEditor::refresh() {
     bool invalid = false;
     for (const QString& needle : f.needles) invalid = invalid || error.contains(needle);
     f.widget->setProperty("invalid", invalid);
-    QString style = invalid ? QString::fromLatin1(kInvalidStyle) : QString();
+    QString style = invalid ? invalid_field_style() : QString();
     // A composite field frames its inputs, not its labels.
     if (invalid && qobject_cast<LengthDistributionEdit*>(f.widget)) {
       style = QStringLiteral("QComboBox, QDoubleSpinBox { %1 }").arg(style);

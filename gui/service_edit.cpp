@@ -13,12 +13,12 @@
 #include <QTableWidget>
 #include <limits>
 
+#include "gui/error_style.h"
 #include "gui/scenario_document.h"
 
 namespace servesim::gui {
 namespace {
 
-const char* const kInvalidStyle = "border: 1px solid #c62828;";
 const char* const kService = "service";
 const char* const kGateway = "service.gateway";
 const char* const kStages = "service.stages";
@@ -426,7 +426,7 @@ void ServiceEdit::mark_invalid(QWidget* widget, const QStringList& needles, cons
   bool invalid = false;
   for (const QString& needle : needles) invalid = invalid || error.contains(needle);
   widget->setProperty("invalid", invalid);
-  widget->setStyleSheet(invalid ? QString::fromLatin1(kInvalidStyle) : QString());
+  widget->setStyleSheet(invalid ? invalid_field_style() : QString());
   widget->setToolTip(invalid ? error : tip);
 }
 

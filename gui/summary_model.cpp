@@ -4,6 +4,8 @@
 #include <QColor>
 #include <cmath>
 
+#include "gui/error_style.h"
+
 namespace servesim::gui {
 namespace {
 
@@ -133,8 +135,7 @@ QVariant SummaryModel::data(const QModelIndex& index, int role) const {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   }
   if (role == Qt::ForegroundRole && index.column() == kResult && row.verdict != Verdict::kNone) {
-    return QBrush(row.verdict == Verdict::kPass ? QColor(0x1b, 0x7f, 0x3b)
-                                                : QColor(0xc6, 0x28, 0x28));
+    return row.verdict == Verdict::kPass ? QBrush(QColor(0x1b, 0x7f, 0x3b)) : error_brush();
   }
   return {};
 }

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "gui/error_style.h"
+
 namespace servesim::gui {
 namespace {
 
@@ -112,7 +114,7 @@ QVariant TradeoffModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::TextAlignmentRole && column != kError) {
     return QVariant::fromValue(Qt::AlignRight | Qt::AlignVCenter);
   }
-  if (role == Qt::ForegroundRole && column == kError) return QBrush(QColor(0xc6, 0x28, 0x28));
+  if (role == Qt::ForegroundRole && column == kError) return error_brush();
   return {};
 }
 

@@ -22,6 +22,7 @@
 #include <limits>
 
 #include "gui/chart_style.h"
+#include "gui/error_style.h"
 #include "gui/tradeoff_model.h"
 
 namespace servesim::gui {
@@ -216,7 +217,7 @@ void TradeoffView::set_progress(int done, int total) {
 
 void TradeoffView::show_message(const QString& text, bool error) {
   message_->setText(text);
-  message_->setStyleSheet(error ? QStringLiteral("color: #c62828; font-weight: bold;") : QString());
+  message_->setStyleSheet(error ? error_text_style(/*bold=*/true) : QString());
 }
 
 QString TradeoffView::message() const {

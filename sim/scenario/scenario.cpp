@@ -331,6 +331,25 @@ DisaggregationSpec read_disaggregation(JsonObjectReader& r, const SimulationConf
   return d;
 }
 
+// A deployment's "disaggregation" block (REQUIRES: present), read at `context`; it replaces the
+// deployment's routing key `router_key` ("cluster" at the top level, "router" in deployments[]).
+DisaggregationSpec read_disaggregation_block(JsonObjectReader& r, const char* router_key,
+                                             const std::string& context,
+                                             const SimulationConfig& base,
+                                             const nlohmann::json& engine,
+                                             const std::string& base_dir, const Catalog& catalog,
+                                             const std::string& scope) {
+  if (r.has(router_key)) {
+    r.fail(router_key,
+           "does not apply to a disaggregated deployment: set "
+           "disaggregation.prefill_router and disaggregation.decode_router");
+  }
+  const nlohmann::json& block = r.raw("disaggregation");
+  if (!block.is_object()) r.fail("disaggregation", "must be an object");
+  JsonObjectReader d(block, context);
+  return read_disaggregation(d, base, engine, base_dir, catalog, scope);
+}
+
 // One entry of "deployments": {"name", "model", "gpu", "parallel", "engine", "router",
 // "disaggregation", "cost_model"}; its engine block is its own vLLM flags (a separate `vllm
 // serve`), the deployment-wide keys stay in the top-level engine block. Its disaggregation
@@ -370,19 +389,12 @@ DeploymentSpec read_deployment(JsonObjectReader& r, const std::string& base_dir,
     r.raw("cost_model");
   }
   if (r.has("disaggregation")) {
-    if (r.has("router")) {
-      r.fail("router",
-             "does not apply to a disaggregated deployment: set "
-             "disaggregation.prefill_router and disaggregation.decode_router");
-    }
-    const nlohmann::json& block = r.raw("disaggregation");
-    if (!block.is_object()) r.fail("disaggregation", "must be an object");
     SimulationConfig base;
     base.gpu = d.gpu;
     base.parallel = d.parallel;
     base.engine = d.engine;
-    JsonObjectReader dr(block, r.context() + ".disaggregation");
-    d.disaggregation = read_disaggregation(dr, base, engine, base_dir, catalog, scope);
+    d.disaggregation = read_disaggregation_block(r, "router", r.context() + ".disaggregation", base,
+                                                 engine, base_dir, catalog, scope);
   } else {
     r.raw("disaggregation");
   }
@@ -522,17 +534,10 @@ Scenario parse_scenario(const nlohmann::json& j, const std::string& base_dir,
     r.raw("cluster");
   }
   if (r.has("disaggregation")) {
-    if (r.has("cluster")) {
-      r.fail("cluster",
-             "does not apply to a disaggregated deployment: set "
-             "disaggregation.prefill_router and disaggregation.decode_router");
-    }
-    const nlohmann::json& block = r.raw("disaggregation");
-    if (!block.is_object()) r.fail("disaggregation", "must be an object");
-    JsonObjectReader d(block, origin + ": disaggregation");
     c.disaggregation =
-        read_disaggregation(d, c, j.contains("engine") ? j.at("engine") : nlohmann::json(),
-                            base_dir, catalog, "the whole deployment");
+        read_disaggregation_block(r, "cluster", origin + ": disaggregation", c,
+                                  j.contains("engine") ? j.at("engine") : nlohmann::json(),
+                                  base_dir, catalog, "the whole deployment");
   } else {
     r.raw("disaggregation");
   }

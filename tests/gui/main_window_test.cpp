@@ -15,6 +15,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "gui/error_style.h"
 #include "gui/latency_cdf_model.h"
 #include "gui/memory_plan_model.h"
 #include "gui/scenario_document.h"
@@ -132,6 +133,8 @@ class MainWindowTest : public QObject {
     editor->text_edit()->setPlainText(text);  // typed into the JSON
     QVERIFY(!w.document()->scenario().has_value());
     QCOMPARE(editor->invalid_fields(), QStringList{"engine.max_num_seqs"});
+    QCOMPARE(seqs->styleSheet(), invalid_field_style());  // the GUI's one error style
+    QVERIFY(invalid_field_style().contains(error_color().name()));
     QVERIFY(seqs->toolTip().contains("max_num_seqs must be > 0"));
     QVERIFY(editor->error_text().contains("max_num_seqs must be > 0"));
     QVERIFY(!action(w, "run_action")->isEnabled());
@@ -141,6 +144,7 @@ class MainWindowTest : public QObject {
     seqs->setValue(64);  // fixed through the form
     QVERIFY2(w.document()->error().isEmpty(), qPrintable(w.document()->error()));
     QVERIFY(editor->invalid_fields().isEmpty());
+    QVERIFY(seqs->styleSheet().isEmpty());
     QCOMPARE(w.document()->value("engine.max_num_seqs")->get<int>(), 64);
     QVERIFY(editor->text_edit()->toPlainText().contains("\"max_num_seqs\": 64"));
     QVERIFY(action(w, "run_action")->isEnabled());

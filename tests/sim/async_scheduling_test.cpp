@@ -5,28 +5,15 @@
 #include <map>
 #include <string>
 
+#include "flat_cost_model.h"
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/serving/replica.h"
 
 namespace servesim {
 namespace {
-
-// Every step: 10 ms of GPU work and 1 ms of host work, whatever it holds.
-class FlatCostModel final : public CostModel {
- public:
-  StepTime predict(const BatchShape&) const override {
-    StepTime t;
-    t.op_s[static_cast<size_t>(Op::kMlp)] = 10e-3;
-    t.op_s[static_cast<size_t>(Op::kOverhead)] = 1e-3;
-    t.total_s = 11e-3;
-    return t;
-  }
-  int num_stages() const override { return 1; }
-  double stage_transfer_s(int64_t) const override { return 0; }
-};
 
 class Records final : public ReplicaListener {
  public:
@@ -78,7 +65,7 @@ struct Driven {
       replica.end_step(now_s, records);
     }
   }
-  FlatCostModel cost;
+  FlatCostModel cost{10e-3, 1e-3};  // 10 ms of GPU work and 1 ms of host work a step
   Replica replica;
   Records records;
   double now_s = 0;

@@ -8,21 +8,10 @@
 #include <map>
 #include <vector>
 
+#include "flat_cost_model.h"
+
 namespace servesim {
 namespace {
-
-// Every step takes 10 ms, whatever it holds.
-class FlatCostModel final : public CostModel {
- public:
-  StepTime predict(const BatchShape&) const override {
-    StepTime t;
-    t.op_s[static_cast<size_t>(Op::kMlp)] = 10e-3;
-    t.total_s = 10e-3;
-    return t;
-  }
-  int num_stages() const override { return 1; }
-  double stage_transfer_s(int64_t) const override { return 0; }
-};
 
 // The run around the cluster: its own loop, every event of the cluster's kinds sent back to
 // it, what users would see recorded.
