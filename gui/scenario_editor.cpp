@@ -78,14 +78,25 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
       document_(document),
       error_(new QLabel(this)),
       text_(new QPlainTextEdit(this)) {
+  // The groups in form order: field_keys() lists their fields in the order they are added.
+  auto* form_box = new QGroupBox(tr("Deployment, engine, load"), this);
+  auto* form = new QFormLayout(form_box);
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  add_deployment_fields(form_box, form);
+  add_engine_fields(form_box, form);
+  QGroupBox* workload_box = add_workload_group();
+  add_slo_fields(form);
+  lay_out(form_box, workload_box);
+  connect(document_, &ScenarioDocument::changed, this, &ScenarioEditor::refresh);
+  refresh();
+}
+
+// The model and GPU: catalog names to pick from, or files to browse for.
+void ScenarioEditor::add_deployment_fields(QGroupBox* form_box, QFormLayout* form) {
   QStringList models;
   for (const ModelSpec& m : document_->catalog().models()) models << QString::fromStdString(m.name);
   QStringList gpus;
   for (const HardwareSpec& g : document_->catalog().gpus()) gpus << QString::fromStdString(g.name);
-
-  auto* form_box = new QGroupBox(tr("Deployment, engine, load"), this);
-  auto* form = new QFormLayout(form_box);
-  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
 
   auto with_browse = [this, form_box](QWidget* box, const std::string& key, const QString& title) {
     auto* row = new QWidget(form_box);
@@ -109,7 +120,10 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   gpu->setToolTip(tr("Catalog name, or a GPU JSON path"));
   form->addRow(tr("&GPU"), with_browse(gpu, "gpu", tr("Choose a GPU JSON file")));
   add_field("gpu", gpu, {QStringLiteral("--gpu"), QStringLiteral("unknown GPU")});
+}
 
+// Parallelism and vLLM's engine flags.
+void ScenarioEditor::add_engine_fields(QGroupBox* form_box, QFormLayout* form) {
   struct IntKnob {
     const char* key;
     QString label;
@@ -182,7 +196,10 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   form->addRow(tr("&KV offload"), offload);
   add_field("engine.kv_offloading_size_gib", offload,
             {QStringLiteral("kv_offloading"), QStringLiteral("--kv-offloading-size")});
+}
 
+// Arrivals, lengths, request count, shared prefixes and a benchmark's dataset.
+QGroupBox* ScenarioEditor::add_workload_group() {
   auto* workload_box = new QGroupBox(tr("Workload"), this);
   auto* workload = new QFormLayout(workload_box);
   workload->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
@@ -256,7 +273,10 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
          "cache"));
   workload->addRow(tr("Dataset prompts"), dataset);
   add_field("workload.distinct_prompts", dataset, {QStringLiteral("distinct_prompts")});
+  return workload_box;
+}
 
+void ScenarioEditor::add_slo_fields(QFormLayout* form) {
   // SLOs in seconds, as the scenario keys them; "none" removes the key.
   const std::pair<const char*, QString> slos[] = {{"slo.ttft_s", tr("SLO TT&FT")},
                                                   {"slo.tpot_s", tr("SLO TP&OT")},
@@ -270,7 +290,11 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
     const QString leaf = QString::fromLatin1(key).section(QLatin1Char('.'), 1);
     add_field(key, box, {QStringLiteral("slo: ") + leaf, QStringLiteral("slo.") + leaf});
   }
+}
 
+// The forms (with the features and service groups) scroll above the error line; the JSON
+// text below them.
+void ScenarioEditor::lay_out(QGroupBox* form_box, QGroupBox* workload_box) {
   error_->setWordWrap(true);
   error_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   error_->setStyleSheet(error_text_style(/*bold=*/false));
@@ -310,9 +334,6 @@ ScenarioEditor::ScenarioEditor(ScenarioDocument* document, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(splitter);
-
-  connect(document_, &ScenarioDocument::changed, this, &ScenarioEditor::refresh);
-  refresh();
 }
 
 void ScenarioEditor::add_field(const std::string& key, QWidget* widget, QStringList needles) {

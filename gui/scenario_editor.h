@@ -21,6 +21,8 @@
 #include <string>
 #include <vector>
 
+class QFormLayout;
+class QGroupBox;
 class QLabel;
 class QPlainTextEdit;
 
@@ -58,6 +60,12 @@ class ScenarioEditor : public QWidget {
     QString tip;          // the tooltip while the field is valid
   };
 
+  // The constructor's builders, one per group of the form.
+  void add_deployment_fields(QGroupBox* form_box, QFormLayout* form);
+  void add_engine_fields(QGroupBox* form_box, QFormLayout* form);
+  QGroupBox* add_workload_group();
+  void add_slo_fields(QFormLayout* form);
+  void lay_out(QGroupBox* form_box, QGroupBox* workload_box);
   void add_field(const std::string& key, QWidget* widget, QStringList needles);
   void refresh();
   void write_field(const Field& field);
