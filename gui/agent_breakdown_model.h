@@ -54,7 +54,6 @@ class AgentBreakdownModel : public QAbstractTableModel {
   // A finished agent run becomes the current one; see the top for the baseline.
   void add_run(const QString& name, const SessionSummary& summary);
   void set_baseline_pinned(bool pinned);
-  bool baseline_pinned() const { return pinned_; }
   // In column order: the current run, then the baseline; empty before the first agent run.
   std::vector<const Run*> runs() const;
   const std::optional<Run>& current() const { return current_; }

@@ -403,13 +403,6 @@ MemoryPlan MemoryPlan::compute_unchecked(const ModelSpec& model, const HardwareS
   return plan;
 }
 
-int64_t MemoryPlan::max_servable_len() const {
-  if (num_gpu_blocks <= 0) return 0;
-  // Without sliding windows this is the whole pool; with them the full-attention layers
-  // bound it, and those need one page per block of length.
-  return num_gpu_blocks * engine.block_size;
-}
-
 MemoryPlan MemoryPlan::compute(const ModelSpec& model, const HardwareSpec& gpu,
                                const ParallelConfig& parallel, const EngineConfig& engine,
                                const std::vector<HardwareSpec>* alternatives) {

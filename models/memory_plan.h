@@ -91,8 +91,6 @@ struct MemoryPlan {
     return cuda_graph_subtracted ? cuda_graph_bytes : 0;
   }
   bool fits() const { return num_gpu_blocks > 0 && max_concurrency >= 1.0; }
-  // Largest request length (tokens) one sequence can reach with this KV cache.
-  int64_t max_servable_len() const;
 
   nlohmann::json to_json() const;
   std::string to_table() const;  // the readable report `servesim memory` prints

@@ -59,7 +59,6 @@ enum class FinishReason {
   kRejected,  // never admitted: too long for max_model_len or for the whole KV cache
 };
 
-std::string_view request_status_name(RequestStatus status);
 std::string_view finish_reason_name(FinishReason reason);  // "stop", "length", "abort", ...
 
 struct FinishedRequest {

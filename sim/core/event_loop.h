@@ -67,8 +67,6 @@ class EventLoop {
   double now_s() const { return now_s_; }
   bool empty() const { return queue_.empty(); }
   size_t pending() const { return queue_.size(); }
-  // REQUIRES: !empty().
-  double next_time_s() const { return queue_.top().time_s; }
   uint64_t events_executed() const { return fingerprint_.events(); }
   const Fingerprint& fingerprint() const { return fingerprint_; }
   Fingerprint& fingerprint() { return fingerprint_; }
