@@ -9,8 +9,8 @@
 #include <sys/resource.h>
 
 #include "models/catalog.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

@@ -15,8 +15,8 @@
 #include "models/cost_model.h"
 #include "models/memory_plan.h"
 #include "sim/metrics/metrics.h"
-#include "sim/scenario/simulation_config.h"
 #include "sim/scenario/deployment_spec.h"
+#include "sim/scenario/simulation_config.h"
 
 namespace servesim {
 

@@ -21,8 +21,8 @@
 #include "sim/agent/workflow_spec.h"
 #include "sim/core/observer.h"
 #include "sim/run/built_deployment.h"
-#include "sim/scenario/simulation_config.h"
 #include "sim/run/simulation_result.h"
+#include "sim/scenario/simulation_config.h"
 
 namespace servesim {
 

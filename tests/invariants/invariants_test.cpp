@@ -27,8 +27,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "plan/sweep.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/service/client_spec.h"
 #include "tests/invariants/random_scenario.h"
 

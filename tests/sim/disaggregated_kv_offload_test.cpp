@@ -10,8 +10,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "service_test_run.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

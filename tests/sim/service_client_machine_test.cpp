@@ -13,8 +13,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/metrics/diagnosis.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/service/service_path.h"
 #include "tests/sim/service_test_run.h"
 

@@ -11,8 +11,8 @@
 
 #include "models/catalog.h"
 #include "models/config_error.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "tests/sim/service_test_run.h"
 
 namespace servesim {

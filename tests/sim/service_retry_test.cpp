@@ -18,8 +18,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/metrics/result_writer.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "sim/service/client_spec.h"
 
 namespace servesim {

@@ -15,8 +15,8 @@
 #include "models/config_error.h"
 #include "sim/core/observer.h"
 #include "sim/core/request_record.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim::testing {
 

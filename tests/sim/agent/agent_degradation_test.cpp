@@ -12,8 +12,8 @@
 #include "models/catalog.h"
 #include "sim/core/observer.h"
 #include "sim/core/session_record.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

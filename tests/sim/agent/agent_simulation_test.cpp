@@ -12,8 +12,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/agent/agent_workload.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 
 namespace servesim {
 namespace {

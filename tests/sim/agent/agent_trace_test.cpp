@@ -10,8 +10,8 @@
 #include "models/catalog.h"
 #include "models/config_error.h"
 #include "sim/agent/agent_workload.h"
-#include "sim/scenario/scenario.h"
 #include "sim/run/simulation.h"
+#include "sim/scenario/scenario.h"
 #include "tests/sim/agent/agent_harness.h"
 
 namespace servesim {
