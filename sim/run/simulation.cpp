@@ -41,13 +41,13 @@ class Simulation::Driver final : public EventHandler,
         observer_(observer),
         source_(make_simulation_source(sim.config_.workload, sim.agent_limits(), observer)),
         report_(sim.config_.metrics, sim.config_.workload, sim.config_.step_warmup_s, observer,
-                tenant_labels(sim.config_.service.tenants)),
-        specs_(cluster_specs(sim)) {
+                tenant_labels(sim.config_.service.tenants)) {
     const SimulationConfig& c = sim.config_;
     uint32_t replicas = 0;
     uint32_t groups = 0;
     int longest = 0;
-    for (const ClusterSpec& spec : specs_) {
+    for (uint32_t k = 0; k < sim.deployments_.size(); ++k) {
+      const ClusterSpec spec = sim.deployments_[k].cluster_spec(k, c);
       auto& cluster =
           clusters_.emplace_back(std::make_unique<Cluster>(spec, replicas, groups, loop_, *this));
       replicas += cluster->num_replicas();
@@ -69,9 +69,9 @@ class Simulation::Driver final : public EventHandler,
       // A disaggregated deployment's decode instances stream its answers, each a `vllm serve`
       // of its own with its own API server.
       std::vector<ServiceDeployment> deployments;
-      for (const ClusterSpec& spec : specs_) {
-        deployments.push_back(
-            {deployment_name(spec.index), spec.disaggregated() ? spec.serving().servers : 1});
+      for (const BuiltDeployment& b : sim.deployments_) {
+        const DisaggregationSpec& d = b.spec.disaggregation;
+        deployments.push_back({b.spec.name, d.enabled ? d.decode.instances : 1});
       }
       service_ = std::make_unique<ServicePath>(c.service, c.seed ^ 0x73657276696365ULL, loop_,
                                                *this, clients, deployments);
@@ -185,14 +185,6 @@ class Simulation::Driver final : public EventHandler,
   }
 
  private:
-  static std::vector<ClusterSpec> cluster_specs(const Simulation& sim) {
-    std::vector<ClusterSpec> specs;
-    for (uint32_t k = 0; k < sim.deployments_.size(); ++k) {
-      specs.push_back(sim.deployments_[k].cluster_spec(k, sim.config_));
-    }
-    return specs;
-  }
-
   Cluster& cluster_of(const Event& event) {
     switch (event.kind) {
       case EventKind::kDispatch:
@@ -294,7 +286,6 @@ class Simulation::Driver final : public EventHandler,
   EventLoop loop_;
   std::unique_ptr<RequestSource> source_;
   RunReport report_;
-  std::vector<ClusterSpec> specs_;
   std::vector<std::unique_ptr<Cluster>> clusters_;    // per deployment, the scenario's own first
   std::vector<uint32_t> cluster_of_replica_;          // per replica (global index): its cluster
   std::vector<uint32_t> cluster_of_group_;            // per lock-step group: its cluster
